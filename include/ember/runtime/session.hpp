@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: Apache-2.0
+// session: per-thread state for running a plan over one arena. Cheap to create; not thread-safe
+// (one per thread, all sharing one plan). bind_*() and run() never allocate, throw or log.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <iterator>
+#include <string_view>
+#include <vector>
+
+#include "ember/config.hpp"
+#include "ember/core/allocator.hpp"
+#include "ember/core/span.hpp"
+#include "ember/core/tensor.hpp"
+#include "ember/runtime/plan.hpp"
+#include "ember/status.hpp"
+
+EMBER_NAMESPACE_BEGIN
+
+class session {
+public:
+    /// Runs p over caller-owned memory: arena must hold p.arena_bytes() bytes and start at an
+    /// address aligned to plan::arena_alignment(); otherwise state() and run() report
+    /// invalid_argument. exec (may be null: run on the calling thread) must outlive the session.
+    /// Allocates the small region table (a few pointers); never the arena.
+    session(const plan& p, span<std::byte> arena, const executor* exec = nullptr) : plan_(&p), exec_(exec) {
+        init(arena.data(), arena.size());
+    }
+    /// Runs p over an arena the session allocates through the plan's allocator; state() reports
+    /// out_of_memory when that fails.
+    explicit session(const plan& p, const executor* exec = nullptr) : plan_(&p), exec_(exec) {
+        if (!owned_.allocate(p.arena_bytes(), p.alloc())) {
+            state_ = status::out_of_memory;
+            return;
+        }
+        init(owned_.data(), owned_.size_bytes());
+    }
+
+    session(session&&) noexcept = default;
+    session& operator=(session&&) noexcept = default;
+
+    /// ok, or why the session cannot run (arena too small or misaligned, out of memory).
+    status state() const noexcept { return state_; }
+    const plan& compiled_plan() const noexcept { return *plan_; }
+    void set_executor(const executor* exec) noexcept { exec_ = exec; }
+
+    /// Points input `index` at the caller's buffer, which must stay valid and unchanged while
+    /// run() executes. bytes must equal the input's size, data must be aligned to its element.
+    /// Until bound, an input lives in the arena (see input()).
+    status bind_input(std::size_t index, const void* data, std::size_t bytes) noexcept {
+        if (index >= plan_->input_count()) return status::invalid_argument;
+        return bind(plan_->input(index), const_cast<void*>(data), bytes);
+    }
+    /// Points output `index` at the caller's buffer, written by run(). Until bound, an output lives
+    /// in the arena (see output()).
+    status bind_output(std::size_t index, void* data, std::size_t bytes) noexcept {
+        if (index >= plan_->output_count()) return status::invalid_argument;
+        return bind(plan_->output(index), data, bytes);
+    }
+
+    /// Typed binding from an array, std::vector, std::array, span or tensor_view values():
+    /// the element type must be the input's dtype and the element count its size.
+    template <class Range>
+    status bind_input(std::size_t index, const Range& values) noexcept {
+        if (index >= plan_->input_count() || !matches(plan_->input(index), values)) return status::invalid_argument;
+        return bind_input(index, std::data(values), std::size(values) * sizeof(*std::data(values)));
+    }
+    template <class Range>
+    status bind_input(std::string_view name, const Range& values) noexcept {
+        return bind_input(plan_->input_index(name), values);
+    }
+    template <class Range>
+    status bind_output(std::size_t index, Range& values) noexcept {
+        if (index >= plan_->output_count() || !matches(plan_->output(index), values)) return status::invalid_argument;
+        return bind_output(index, std::data(values), std::size(values) * sizeof(*std::data(values)));
+    }
+    template <class Range>
+    status bind_output(std::string_view name, Range& values) noexcept {
+        return bind_output(plan_->output_index(name), values);
+    }
+
+    /// Detaches a bound input or output: it lives in the arena again.
+    void unbind_input(std::size_t index) noexcept {
+        if (index < plan_->input_count()) reset_region(plan_->input(index));
+    }
+    void unbind_output(std::size_t index) noexcept {
+        if (index < plan_->output_count()) reset_region(plan_->output(index));
+    }
+
+    /// The buffer input `index` currently reads: the bound one, or its slot in the arena (write
+    /// into it to feed the model without a copy). Empty when T is not the input's type.
+    template <class T>
+    tensor_view<T> input(std::size_t index) noexcept {
+        return view<T>(index < plan_->input_count() ? &plan_->input(index) : nullptr);
+    }
+    /// The buffer output `index` is written to: the bound one, or its slot in the arena.
+    template <class T>
+    tensor_view<const T> output(std::size_t index) const noexcept {
+        return const_cast<session*>(this)->view<T>(index < plan_->output_count() ? &plan_->output(index) : nullptr);
+    }
+
+    /// Runs every step of the plan. No allocation, no lock of its own, no exception, no logging.
+    /// Returns invalid_argument when state() is not ok; otherwise ok.
+    [[nodiscard]] status run() noexcept {
+        if (state_ != status::ok) return status::invalid_argument;
+        const run_context ctx{regions_.data(), exec_};
+        for (const step& s : plan_->steps()) s.fn(s.args, ctx);
+        return status::ok;
+    }
+
+private:
+    void init(std::byte* arena, std::size_t bytes) {
+        arena_ = arena;
+        regions_.assign(plan_->region_count(), nullptr);
+        if (bytes < plan_->arena_bytes() || (plan_->arena_bytes() != 0 && !arena) ||
+            reinterpret_cast<std::uintptr_t>(arena) % plan::arena_alignment() != 0) {
+            state_ = status::invalid_argument;
+            return;
+        }
+        regions_[arena_region] = arena;
+        regions_[weights_region] = const_cast<std::byte*>(plan_->weights());
+        for (std::size_t i = 0; i < plan_->input_count(); ++i) reset_region(plan_->input(i));
+        for (std::size_t i = 0; i < plan_->output_count(); ++i) reset_region(plan_->output(i));
+    }
+
+    void reset_region(const io_info& io) noexcept {
+        if (arena_) regions_[io.region] = arena_ + io.arena_offset;
+    }
+
+    status bind(const io_info& io, void* data, std::size_t bytes) noexcept {
+        if (state_ != status::ok || bytes != io.bytes || (!data && bytes != 0) ||
+            reinterpret_cast<std::uintptr_t>(data) % (size_of(io.type) ? size_of(io.type) : 1) != 0)
+            return status::invalid_argument;
+        regions_[io.region] = static_cast<std::byte*>(data);
+        return status::ok;
+    }
+
+    template <class Range>
+    static bool matches(const io_info& io, const Range& values) noexcept {
+        using T = std::remove_cv_t<std::remove_reference_t<decltype(*std::data(values))>>;
+        return dtype_of<T> == io.type && std::size(values) * sizeof(T) == io.bytes;
+    }
+
+    template <class T>
+    tensor_view<T> view(const io_info* io) noexcept {
+        if (!io || io->type != dtype_of<T> || state_ != status::ok) return {};
+        return tensor_view<T>(reinterpret_cast<T*>(regions_[io->region]), io->dims);
+    }
+
+    const plan* plan_ = nullptr;
+    const executor* exec_ = nullptr;
+    aligned_buffer owned_;
+    std::byte* arena_ = nullptr;
+    std::vector<std::byte*> regions_;
+    status state_ = status::ok;
+};
+
+EMBER_NAMESPACE_END

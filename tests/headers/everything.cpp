@@ -1,0 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
+// Every public header in a second TU of the test binary: a non-inline function defined in a
+// header would be defined twice and fail to link.
+#include <ember/ember.hpp>

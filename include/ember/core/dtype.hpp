@@ -86,11 +86,12 @@ struct float16 {
         if (abs >= 0x477ff000u) return static_cast<std::uint16_t>(sign | 0x7c00u);  // overflow to inf
         if (abs < 0x38800000u) {                                                      // subnormal or zero
             if (abs < 0x33000000u) return static_cast<std::uint16_t>(sign);
+            // value = mant * 2^(e - 150) = h * 2^-24, so h = mant >> (126 - e)
             const std::uint32_t shift = 126u - (abs >> 23);
             const std::uint32_t mant = (abs & 0x7fffffu) | 0x800000u;
-            std::uint32_t h = mant >> (shift + 1);
-            const std::uint32_t rem = mant & ((2u << shift) - 1u);
-            const std::uint32_t half = 1u << shift;
+            std::uint32_t h = mant >> shift;
+            const std::uint32_t rem = mant & ((1u << shift) - 1u);
+            const std::uint32_t half = 1u << (shift - 1u);
             if (rem > half || (rem == half && (h & 1u))) ++h;
             return static_cast<std::uint16_t>(sign | h);
         }

@@ -54,8 +54,8 @@ public:
     executor as_executor() noexcept { return executor{this, &thunk, threads_}; }
 
     /// Calls fn over disjoint chunks of [0, n) on the workers and this thread; returns when all
-    /// are done. Calls from several threads at once take turns. A call from inside a worker (a
-    /// nested parallel_for) runs inline.
+    /// are done. Calls from several threads at once take turns. A call from inside a running range
+    /// (a nested parallel_for, on a worker or on the caller) runs inline.
     void parallel_for(std::size_t n, range_fn fn, void* fn_ctx) noexcept {
         if (n == 0) return;
         if (threads_ <= 1 || n == 1 || in_worker()) {
@@ -76,7 +76,9 @@ public:
             ++generation_;
         }
         wake_.notify_all();
+        in_worker() = true;  // a nested parallel_for from this thread's share runs inline too
         work();
+        in_worker() = false;
         std::unique_lock<std::mutex> lock(mutex_);
         done_.wait(lock, [&] { return active_ == 0; });
     }
@@ -96,7 +98,14 @@ private:
 
     void start_locked() {
         if (started()) return;
-        for (std::size_t i = 1; i < threads_; ++i) workers_.emplace_back([this] { worker(); });
+        std::uint64_t generation = 0;
+        {
+            std::lock_guard<std::mutex> lock(mutex_);
+            generation = generation_;
+        }
+        // Each worker starts from the generation current now, so a job posted before it first
+        // takes the lock is still seen as new.
+        for (std::size_t i = 1; i < threads_; ++i) workers_.emplace_back([this, generation] { worker(generation); });
         started_.store(true, std::memory_order_release);
     }
 
@@ -109,13 +118,8 @@ private:
         }
     }
 
-    void worker() noexcept {
+    void worker(std::uint64_t seen) noexcept {
         in_worker() = true;
-        std::uint64_t seen = 0;
-        {
-            std::lock_guard<std::mutex> lock(mutex_);
-            seen = generation_;
-        }
         for (;;) {
             {
                 std::unique_lock<std::mutex> lock(mutex_);

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: Apache-2.0
+// The README's other snippets, verbatim (the readme.snippets test keeps them the same), and a
+// main() that runs each of them on the quick-start model and checks what comes out.
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+#include <new>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <ember/ember.hpp>
+
+static_assert(EMBER_MAX_RANK == 6, "ember_user_config.hpp beside this file was not picked up");
+
+// Four threads in all (this one and three workers), started at load time so that run() does
+// not allocate. The pool must outlive every session that uses its executor.
+ember::status run_on_pool(const ember::plan& plan, std::vector<std::byte>& arena) {
+    ember::thread_pool pool(4);
+    pool.start();
+    const ember::executor exec = pool.as_executor();
+    ember::session session(plan, arena, &exec);
+    return session.run();
+}
+
+// Your own job system behind ember's one parallel interface. This one runs the chunks in order
+// on the calling thread; yours hands them to its workers and returns when all are done.
+struct my_job_system {
+    std::size_t workers = 4;
+    void run_chunks(std::size_t n, ember::range_fn fn, void* fn_ctx) noexcept {
+        const std::size_t chunk = (n + workers - 1) / workers;
+        for (std::size_t begin = 0; begin < n; begin += chunk) fn(fn_ctx, begin, std::min(n, begin + chunk));
+    }
+};
+
+ember::executor executor_for(my_job_system& jobs) {
+    ember::executor exec;
+    exec.ctx = &jobs;
+    exec.parallel_for = [](void* ctx, std::size_t n, ember::range_fn fn, void* fn_ctx) noexcept {
+        static_cast<my_job_system*>(ctx)->run_chunks(n, fn, fn_ctx);
+    };
+    exec.concurrency = jobs.workers;
+    return exec;
+}
+
+// No buffers of your own: the session allocates its arena through the plan's allocator, and
+// the input and the output are used where they live in it (no bind_*, no copy by ember).
+ember::status run_in_arena(const ember::plan& plan, const std::vector<float>& x, std::vector<float>& y) {
+    ember::session session(plan);
+    if (session.state() != ember::status::ok) return session.state();  // out_of_memory
+    ember::tensor_view<float> in = session.input<float>(0);
+    if (in.size() != x.size()) return ember::status::invalid_argument;
+    std::copy(x.begin(), x.end(), in.begin());
+    if (ember::status s = session.run(); s != ember::status::ok) return s;
+    ember::tensor_view<const float> out = session.output<float>(0);
+    y.assign(out.begin(), out.end());
+    return ember::status::ok;
+}
+
+// ember's own allocations (the plan's weights, compile()'s temporaries, a session-owned arena)
+// go to your heap. Return null on failure: compile() then fails with status::out_of_memory.
+struct counting_heap {
+    std::size_t live_bytes = 0;
+};
+
+ember::allocator allocator_for(counting_heap& heap) {
+    ember::allocator a;
+    a.ctx = &heap;
+    a.alloc = [](void* ctx, std::size_t bytes, std::size_t alignment) noexcept -> void* {
+        static_cast<counting_heap*>(ctx)->live_bytes += bytes;
+        return ::operator new(bytes ? bytes : 1, std::align_val_t(alignment), std::nothrow);
+    };
+    a.free = [](void* ctx, void* p, std::size_t bytes, std::size_t alignment) noexcept {
+        static_cast<counting_heap*>(ctx)->live_bytes -= bytes;
+        ::operator delete(p, std::align_val_t(alignment));
+    };
+    return a;
+}
+
+// compile() tells a logger what it did, if you give it one; the library never prints.
+void log_to_stderr(void*, ember::log_level, std::string_view message) {
+    std::fprintf(stderr, "ember: %.*s\n", static_cast<int>(message.size()), message.data());
+}
+
+#if EMBER_HAS_EXCEPTIONS
+// Where exceptions are on, the throwing style is one call away.
+ember::plan compile_or_throw(const ember::graph& graph) {
+    ember::compile_options options;
+    options.input_shapes = {{"x", {2, 3}}};
+    options.log = {&log_to_stderr, nullptr};
+    return ember::value_or_throw(ember::compile(graph, options));  // throws ember::exception
+}
+#endif
+
+// ---- not in the README: run every snippet above and check the numbers --------------------
+
+namespace {
+
+int fail(const char* what) {
+    std::fprintf(stderr, "readme snippets: %s\n", what);
+    return 1;
+}
+
+ember::graph quick_start_graph() {
+    ember::graph_builder builder("quick_start");
+    ember::value_id x = builder.input("x", ember::dtype::float32, {"batch", 3});
+    ember::value_id w = builder.constant<float>("w", {3, 2}, {1, -1, 2, -2, 3, -3});
+    ember::value_id b = builder.constant<float>("b", {2}, {0.5f, 0.25f});
+    builder.output(builder.node("Relu", {builder.node("Gemm", {x, w, b})}), "y");
+    return *std::move(builder).build();
+}
+
+} // namespace
+
+int main() {
+    const ember::graph graph = quick_start_graph();
+    const std::vector<float> x = {1, 2, 3, -1, -2, -3};
+    const std::vector<float> expected = {14.5f, 0.0f, 0.0f, 14.25f};
+
+    counting_heap heap;
+    {
+        ember::compile_options options;
+        options.input_shapes = {{"x", {2, 3}}};
+        options.alloc = allocator_for(heap);
+        ember::result<ember::plan> plan = ember::compile(graph, options);
+        if (!plan) return fail(plan.error().message.c_str());
+        if (heap.live_bytes < plan->weights_bytes()) return fail("the plan's weights did not come from the heap");
+
+        std::vector<std::byte> arena(plan->arena_bytes());
+        if (run_on_pool(*plan, arena) != ember::status::ok) return fail("run_on_pool");
+
+        std::vector<float> y;
+        if (run_in_arena(*plan, x, y) != ember::status::ok || y != expected) return fail("run_in_arena");
+
+        my_job_system jobs;
+        const ember::executor exec = executor_for(jobs);
+        ember::session session(*plan, arena, &exec);
+        float out[4] = {};
+        if (session.bind_input("x", x) != ember::status::ok || session.bind_output("y", out) != ember::status::ok ||
+            session.run() != ember::status::ok)
+            return fail("session on my_job_system");
+        if (!std::equal(expected.begin(), expected.end(), out)) return fail("wrong numbers on my_job_system");
+    }
+    if (heap.live_bytes != 0) return fail("the heap did not get every byte back");
+
+#if EMBER_HAS_EXCEPTIONS
+    const ember::plan plan = compile_or_throw(graph);
+    bool threw = false;
+    try {
+        ember::graph_builder bad("bad");
+        bad.output(bad.node("NoSuchOp", {bad.input("x", ember::dtype::float32, {2, 3})}));
+        (void)compile_or_throw(*std::move(bad).build());
+    } catch (const ember::exception& e) {
+        threw = e.info().code == ember::status::unsupported_op;
+    }
+    if (!threw) return fail("compile_or_throw did not throw unsupported_op");
+#endif
+    std::printf("readme snippets: ok\n");
+    return 0;
+}

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: Apache-2.0
+// Sliding-window geometry shared by Conv, MaxPool and AveragePool: reads auto_pad, pads,
+// strides, dilations (and ceil_mode for pooling) the way the ONNX spec defines them, checks
+// them against the input, and gives the output's spatial size and the effective pads.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ember/ops/op_support.hpp"
+
+EMBER_NAMESPACE_BEGIN
+namespace ops {
+
+/// Spatial ranks the window ops support (1-D, 2-D and 3-D: what real models use).
+inline constexpr std::size_t max_window_rank = 3;
+
+/// The geometry of one window op, always as three spatial dimensions: an op of spatial rank S
+/// uses the last S entries and the leading 3 - S are unit dimensions (size 1, kernel 1, stride 1,
+/// no padding), so every kernel is a 3-D loop nest.
+struct window_geometry {
+    std::size_t rank = 0;  ///< spatial rank S of the op
+    std::int64_t in[max_window_rank] = {1, 1, 1};
+    std::int64_t out[max_window_rank] = {1, 1, 1};
+    std::int64_t kernel[max_window_rank] = {1, 1, 1};
+    std::int64_t stride[max_window_rank] = {1, 1, 1};
+    std::int64_t dilation[max_window_rank] = {1, 1, 1};
+    std::int64_t pad_begin[max_window_rank] = {0, 0, 0};
+    std::int64_t pad_end[max_window_rank] = {0, 0, 0};
+
+    std::int64_t in_size() const noexcept { return in[0] * in[1] * in[2]; }
+    std::int64_t out_size() const noexcept { return out[0] * out[1] * out[2]; }
+    std::int64_t kernel_size() const noexcept { return kernel[0] * kernel[1] * kernel[2]; }
+};
+
+/// The window attributes as the ONNX ops name them (empty lists mean the ONNX defaults).
+struct window_spec {
+    const std::string& auto_pad;
+    const std::vector<std::int64_t>& pads;
+    const std::vector<std::int64_t>& strides;
+    const std::vector<std::int64_t>& dilations;
+    bool ceil_mode = false;
+};
+
+/// Fills g for an input of shape x = [N, C, spatial...] and a kernel of `kernel` (S values).
+/// Output size per ONNX:
+///   NOTSET:  floor((in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride) + 1, or
+///            ceil(...) + 1 with ceil_mode, dropping a last window that would start in the end
+///            padding ("sliding windows that would start in the right padded region are ignored",
+///            as PyTorch and ONNX Runtime do);
+///   VALID:   as NOTSET with no padding (ceil_mode gives the same size there);
+///   SAME_*:  ceil(in / stride), total padding max(0, (out - 1) * stride + dilation * (kernel - 1)
+///            + 1 - in), split evenly with the odd one at the end (UPPER) or the beginning (LOWER).
+inline status make_window_geometry(infer_context& ctx, const shape& x, const std::int64_t* kernel, const window_spec& spec,
+                                   window_geometry& g) {
+    const std::size_t S = x.rank() - 2;
+    g = window_geometry{};
+    g.rank = S;
+    enum class mode { notset, same_upper, same_lower, valid } pad_mode = mode::notset;
+    if (spec.auto_pad == "NOTSET" || spec.auto_pad.empty()) pad_mode = mode::notset;
+    else if (spec.auto_pad == "SAME_UPPER") pad_mode = mode::same_upper;
+    else if (spec.auto_pad == "SAME_LOWER") pad_mode = mode::same_lower;
+    else if (spec.auto_pad == "VALID") pad_mode = mode::valid;
+    else return ctx.fail(status::invalid_model, "auto_pad is '{}', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID", spec.auto_pad);
+
+    if (!spec.strides.empty() && spec.strides.size() != S)
+        return ctx.fail(status::invalid_model, "strides {} has {} values, expected {} (one per spatial dimension of input {})", spec.strides,
+                        spec.strides.size(), S, x);
+    if (!spec.dilations.empty() && spec.dilations.size() != S)
+        return ctx.fail(status::invalid_model, "dilations {} has {} values, expected {} (one per spatial dimension of input {})", spec.dilations,
+                        spec.dilations.size(), S, x);
+    if (!spec.pads.empty() && spec.pads.size() != 2 * S)
+        return ctx.fail(status::invalid_model, "pads {} has {} values, expected {} (begin and end of each spatial dimension of input {})",
+                        spec.pads, spec.pads.size(), 2 * S, x);
+    bool any_pad = false;
+    for (std::int64_t p : spec.pads) {
+        if (p < 0) return ctx.fail(status::invalid_model, "pads {} has a negative value", spec.pads);
+        any_pad = any_pad || p != 0;
+    }
+    if (any_pad && pad_mode != mode::notset)
+        return ctx.fail(status::invalid_model, "pads {} cannot be used together with auto_pad '{}'", spec.pads, spec.auto_pad);
+
+    const std::size_t lead = max_window_rank - S;
+    for (std::size_t i = 0; i < S; ++i) {
+        const std::size_t d = lead + i;
+        const std::int64_t in = x[2 + i];
+        const std::int64_t k = kernel[i];
+        const std::int64_t s = spec.strides.empty() ? 1 : spec.strides[i];
+        const std::int64_t dil = spec.dilations.empty() ? 1 : spec.dilations[i];
+        if (k < 1) return ctx.fail(status::invalid_model, "kernel dimension {} is {}, expected >= 1", i, k);
+        if (s < 1) return ctx.fail(status::invalid_model, "strides {} has a value below 1", spec.strides);
+        if (dil < 1) return ctx.fail(status::invalid_model, "dilations {} has a value below 1", spec.dilations);
+        const std::int64_t extent = dil * (k - 1) + 1;  // the span of the dilated kernel
+        std::int64_t pb = spec.pads.empty() ? 0 : spec.pads[i];
+        std::int64_t pe = spec.pads.empty() ? 0 : spec.pads[S + i];
+        std::int64_t out = 0;
+        if (pad_mode == mode::same_upper || pad_mode == mode::same_lower) {
+            out = (in + s - 1) / s;
+            const std::int64_t needed = (out - 1) * s + extent - in;
+            const std::int64_t total = needed > 0 ? needed : 0;
+            pb = pad_mode == mode::same_upper ? total / 2 : total - total / 2;
+            pe = total - pb;
+        } else {
+            const std::int64_t span = in + pb + pe - extent;
+            if (span < 0)
+                return ctx.fail(status::shape_mismatch,
+                                "spatial dimension {} of input {} is {} with pads {} + {}, smaller than the kernel's extent {} (kernel {}, dilation {})",
+                                i, x, in, pb, pe, extent, k, dil);
+            if (spec.ceil_mode) {
+                out = (span + s - 1) / s + 1;
+                if ((out - 1) * s >= in + pb) --out;  // the last window would start in the end padding
+            } else {
+                out = span / s + 1;
+            }
+        }
+        g.in[d] = in;
+        g.out[d] = out;
+        g.kernel[d] = k;
+        g.stride[d] = s;
+        g.dilation[d] = dil;
+        g.pad_begin[d] = pb;
+        g.pad_end[d] = pe;
+    }
+    return status::ok;
+}
+
+/// [N, channels, out...] for an input of shape x.
+inline shape window_output_shape(const shape& x, std::int64_t channels, const window_geometry& g) {
+    shape out{x[0], channels};
+    for (std::size_t i = 0; i < g.rank; ++i) out.push_back(g.out[max_window_rank - g.rank + i]);
+    return out;
+}
+
+/// Checks that x is [N, C, spatial...] with 1 to 3 spatial dimensions; `what` names the input.
+inline status expect_window_input(infer_context& ctx, const shape& x, std::string_view what) {
+    if (x.rank() < 3)
+        return ctx.fail(status::shape_mismatch, "{} must be [N, C, spatial...] with at least one spatial dimension, got {}", what, x);
+    if (x.rank() > 2 + max_window_rank)
+        return ctx.fail(status::unsupported_op, "{} of shape {} has {} spatial dimensions, supported: 1 to {}", what, x, x.rank() - 2,
+                        max_window_rank);
+    return status::ok;
+}
+
+} // namespace ops
+EMBER_NAMESPACE_END

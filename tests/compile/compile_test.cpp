@@ -1,0 +1,224 @@
+// SPDX-License-Identifier: Apache-2.0
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include <ember/ember.hpp>
+
+#include "support/check.hpp"
+
+using ember::dtype;
+using ember::graph_builder;
+using ember::status;
+
+namespace {
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+
+ember::graph one_relu(ember::partial_shape dims) {
+    graph_builder b("relu");
+    b.output(b.node("Relu", {b.input("x", dtype::float32, std::move(dims))}, {}, "r"), "y");
+    auto g = std::move(b).build();
+    REQUIRE(g);
+    return std::move(*g);
+}
+} // namespace
+
+TEST_CASE("compile: symbolic dimensions come from input_shapes or dim_values") {
+    const ember::graph g = one_relu({"batch", 3});
+    auto missing = ember::compile(g);
+    CHECK_FALSE(missing);
+    CHECK(missing.error().code == status::invalid_argument);
+    CHECK(contains(missing.error().message, "input 'x' [batch, 3] has dynamic dimension 0 ('batch')"));
+
+    ember::compile_options by_name;
+    by_name.input_shapes = {{"x", {5, 3}}};
+    auto p = ember::compile(g, by_name);
+    REQUIRE_MESSAGE(p, p.error().message);
+    CHECK(p->input(0).dims == ember::shape{5, 3});
+    CHECK(p->output(0).dims == ember::shape{5, 3});
+
+    ember::compile_options by_symbol;
+    by_symbol.dim_values = {{"batch", 2}};
+    auto q = ember::compile(g, by_symbol);
+    REQUIRE(q);
+    CHECK(q->output(0).bytes == 2 * 3 * 4);
+}
+
+TEST_CASE("compile: input_shapes that contradict the declaration or name no input are errors") {
+    const ember::graph g = one_relu({"batch", 3});
+    ember::compile_options wrong_dim;
+    wrong_dim.input_shapes = {{"x", {5, 4}}};
+    auto a = ember::compile(g, wrong_dim);
+    CHECK(a.error().code == status::shape_mismatch);
+    CHECK(contains(a.error().message, "declared [batch, 3] but compile_options gives [5, 4]"));
+
+    ember::compile_options unknown;
+    unknown.input_shapes = {{"image", {1, 3}}};
+    auto b = ember::compile(g, unknown);
+    CHECK(b.error().code == status::invalid_argument);
+    CHECK(contains(b.error().message, "names 'image', which is not a graph input (inputs: x)"));
+}
+
+TEST_CASE("compile: an unsupported op names the node and the op") {
+    graph_builder b;
+    const auto x = b.input("x", dtype::float32, {2});
+    b.output(b.node("Frobnicate", {x}, {}, "f1"));
+    auto g = std::move(b).build();
+    REQUIRE(g);
+    auto p = ember::compile(*g);
+    CHECK(p.error().code == status::unsupported_op);
+    CHECK(p.error().node == 0);
+    CHECK(contains(p.error().message, "node 0 'f1' (Frobnicate): op 'Frobnicate' is not supported"));
+}
+
+TEST_CASE("compile: unknown, mistyped and missing attributes are errors naming the attribute") {
+    const ember::tensor a = ember::test::random_f32({2, 3}, 1);
+    const ember::tensor w = ember::test::random_f32({3, 4}, 2);
+    auto unknown = ember::test::run_node("Gemm", {a, w}, {ember::attribute::of("gamma", 1.0f)});
+    CHECK(unknown.error.code == status::unsupported_op);
+    CHECK(contains(unknown.error.message, "attribute 'gamma' is not supported"));
+    auto mistyped = ember::test::run_node("Gemm", {a, w}, {ember::attribute::of("transA", "yes")});
+    CHECK(mistyped.error.code == status::invalid_model);
+    CHECK(contains(mistyped.error.message, "attribute 'transA' is string, expected int"));
+}
+
+TEST_CASE("compile: shape errors come back with the node and both shapes") {
+    auto r = ember::test::run_node("Gemm", {ember::test::random_f32({2, 3}, 1), ember::test::random_f32({4, 5}, 2)});
+    CHECK(r.error.code == status::shape_mismatch);
+    CHECK(contains(r.error.message, "node 0 'node' (Gemm): inner dimensions differ: 3 vs 4 ([2, 3] x [4, 5])"));
+}
+
+TEST_CASE("compile: constant subgraphs are folded and leave no steps") {
+    graph_builder b("fold");
+    const auto x = b.input("x", dtype::float32, {2});
+    const auto c1 = b.constant<float>("c1", {2}, {1.0f, -2.0f});
+    const auto c2 = b.constant<float>("c2", {2}, {3.0f, 4.0f});
+    const auto folded = b.node("Relu", {b.node("Mul", {c1, c2})});  // [3, 0], known now
+    b.output(b.node("Add", {x, folded}), "y");
+    auto g = std::move(b).build();
+    REQUIRE(g);
+    auto p = ember::compile(*g);
+    REQUIRE_MESSAGE(p, p.error().message);
+    REQUIRE(p->steps().size() == 1);
+    CHECK(p->step_op(0) == "Add");
+    CHECK(p->weights_bytes() == EMBER_ALIGNMENT);  // only the folded [3, 0], not c1 and c2
+
+    ember::compile_options no_fold;
+    no_fold.fold_constants = false;
+    auto q = ember::compile(*g, no_fold);
+    REQUIRE(q);
+    CHECK(q->steps().size() == 3);
+
+    for (const ember::plan* plan : {&*p, &*q}) {
+        ember::session s(*plan);
+        const float in[2] = {10.0f, 20.0f};
+        float out[2] = {};
+        REQUIRE(s.bind_input(0, in) == status::ok);
+        REQUIRE(s.bind_output(0, out) == status::ok);
+        REQUIRE(s.run() == status::ok);
+        CHECK(out[0] == 13.0f);
+        CHECK(out[1] == 20.0f);
+    }
+}
+
+TEST_CASE("compile: outputs that are inputs, constants or listed twice get their own copies") {
+    graph_builder b("passthrough");
+    const auto x = b.input("x", dtype::float32, {3});
+    const auto k = b.constant<float>("k", {3}, {7.0f, 8.0f, 9.0f});
+    const auto r = b.node("Relu", {x}, {}, "r");
+    b.output(x);
+    b.output(k);
+    b.output(r);
+    b.output(r);
+    auto g = std::move(b).build();
+    REQUIRE(g);
+    auto p = ember::compile(*g);
+    REQUIRE_MESSAGE(p, p.error().message);
+    CHECK(p->output_count() == 4);
+    ember::session s(*p);
+    const float in[3] = {-1.0f, 2.0f, -3.0f};
+    REQUIRE(s.bind_input(0, in) == status::ok);
+    REQUIRE(s.run() == status::ok);
+    CHECK(std::vector<float>(s.output<float>(0).begin(), s.output<float>(0).end()) == std::vector<float>{-1, 2, -3});
+    CHECK(std::vector<float>(s.output<float>(1).begin(), s.output<float>(1).end()) == std::vector<float>{7, 8, 9});
+    CHECK(std::vector<float>(s.output<float>(2).begin(), s.output<float>(2).end()) == std::vector<float>{0, 2, 0});
+    CHECK(std::vector<float>(s.output<float>(3).begin(), s.output<float>(3).end()) == std::vector<float>{0, 2, 0});
+}
+
+namespace {
+// A user op: y = x * factor, registered through compile_options::custom_ops.
+struct scale_op {
+    static constexpr std::string_view onnx_name = "Scale";
+    static constexpr std::string_view onnx_domain = "com.example";
+    static constexpr ember::op_flags flags = ember::op_flags::elementwise | ember::op_flags::in_place;
+    struct attributes {
+        float factor = 2.0f;
+    };
+    static constexpr auto onnx_attributes = std::make_tuple(ember::attr("factor", &attributes::factor));
+    struct args {
+        ember::operand x, y;
+        std::size_t n;
+        float factor;
+    };
+    static ember::status infer(const attributes&, ember::infer_context& ctx) { return ember::infer_same_shape(ctx); }
+    static void kernel(const void* p, const ember::run_context& ctx) noexcept {
+        const auto& a = *static_cast<const args*>(p);
+        const float* x = ctx.at<const float>(a.x);
+        float* y = ctx.at<float>(a.y);
+        for (std::size_t i = 0; i < a.n; ++i) y[i] = x[i] * a.factor;
+    }
+    static ember::status bind(const attributes& at, ember::bind_context& ctx) {
+        ctx.emit(&kernel, args{ctx.input(0), ctx.output(0), static_cast<std::size_t>(ctx.input_shape(0).elements()), at.factor});
+        return ember::status::ok;
+    }
+};
+} // namespace
+
+TEST_CASE("compile: custom ops from an op_registry, looked up by name and domain") {
+    graph_builder b("custom");
+    const auto x = b.input("x", dtype::float32, {2});
+    auto ids = b.nodes("Scale", {x}, 1, {ember::attribute::of("factor", 3.0f)}, "s");
+    b.output(ids[0]);
+    ember::graph g = *std::move(b).build();
+    g.nodes[0].domain = "com.example";
+    CHECK(ember::compile(g).error().code == status::unsupported_op);
+    ember::op_registry ops;
+    ops.add<scale_op>();
+    ember::compile_options options;
+    options.custom_ops = &ops;
+    auto p = ember::compile(g, options);
+    REQUIRE_MESSAGE(p, p.error().message);
+    ember::session s(*p);
+    const float in[2] = {1.5f, -2.0f};
+    float out[2];
+    REQUIRE(s.bind_input(0, in) == status::ok);
+    REQUIRE(s.bind_output(0, out) == status::ok);
+    REQUIRE(s.run() == status::ok);
+    CHECK(out[0] == 4.5f);
+    CHECK(out[1] == -6.0f);
+}
+
+TEST_CASE("compile: the log sink hears about the compiled plan") {
+    std::vector<std::string> lines;
+    ember::compile_options options;
+    options.dim_values = {{"batch", 1}};
+    options.log = {[](void* ctx, ember::log_level, std::string_view m) { static_cast<std::vector<std::string>*>(ctx)->emplace_back(m); },
+                   &lines};
+    auto p = ember::compile(one_relu({"batch", 3}), options);
+    REQUIRE(p);
+    REQUIRE(lines.size() == 1);
+    CHECK(contains(lines[0], "compiled 'relu': 1 steps"));
+}
+
+TEST_CASE("compile: a failing allocator gives out_of_memory, not a crash") {
+    ember::compile_options options;
+    options.alloc = {nullptr, [](void*, std::size_t, std::size_t) noexcept -> void* { return nullptr; },
+                     [](void*, void*, std::size_t, std::size_t) noexcept {}};
+    graph_builder b;
+    const auto x = b.input("x", dtype::float32, {2});
+    b.output(b.node("Add", {x, b.constant<float>("k", {2}, {1.0f, 2.0f})}));
+    auto p = ember::compile(*std::move(b).build(), options);
+    CHECK_FALSE(p);
+    CHECK(p.error().code == status::out_of_memory);
+}

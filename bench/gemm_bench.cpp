@@ -3,19 +3,14 @@
 // (the packed kernels of the fast-kernels issue will be measured by the same benchmark).
 #include <benchmark/benchmark.h>
 
-#include <random>
 #include <vector>
 
 #include <ember/ember.hpp>
 
+#include "bench_support.hpp"
+
 namespace {
-ember::tensor random_tensor(const ember::shape& dims, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> v(static_cast<std::size_t>(dims.elements()));
-    for (float& x : v) x = dist(rng);
-    return *ember::tensor::copy_of<float>(dims, ember::span<const float>(v.data(), v.size()));
-}
+using ember::bench::random_tensor;
 
 void BM_gemm_f32(benchmark::State& state) {
     const std::int64_t m = state.range(0), n = state.range(1), k = state.range(2);

@@ -4,19 +4,14 @@
 // see ../shared/anchors/README.md). Reference kernels for now.
 #include <benchmark/benchmark.h>
 
-#include <random>
 #include <vector>
 
 #include <ember/ember.hpp>
 
+#include "bench_support.hpp"
+
 namespace {
-ember::tensor random_tensor(const ember::shape& dims, unsigned seed) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-    std::vector<float> v(static_cast<std::size_t>(dims.elements()));
-    for (float& x : v) x = dist(rng);
-    return *ember::tensor::copy_of<float>(dims, ember::span<const float>(v.data(), v.size()));
-}
+using ember::bench::random_tensor;
 
 void BM_session_run_mlp_tiny(benchmark::State& state) {
     ember::graph_builder b("mlp_tiny");

@@ -172,12 +172,7 @@ TEST_CASE("add: in a chain it runs in place over an input that is not broadcast"
     REQUIRE(g);
     auto p = ember::compile(*g);
     REQUIRE_MESSAGE(p, p.error().message);
-    std::uint32_t buffer_r = 0, buffer_s = 1;
-    for (const ember::value_placement& v : p->placements()) {
-        if (v.value == r) buffer_r = v.buffer;
-        if (v.value == s) buffer_s = v.buffer;
-    }
-    CHECK(buffer_r == buffer_s);
+    CHECK(ember::test::share_buffer(*p, r, s));
     ember::session sess(*p);
     const float in[] = {-1, 1, -1, 2, -2, -5};
     float y[6] = {};

@@ -72,10 +72,5 @@ TEST_CASE("flatten: in a chain it shares its input's buffer") {
     auto p = ember::compile(*g);
     REQUIRE_MESSAGE(p, p.error().message);
     CHECK(p->output(0).dims == ember::shape{2, 4});
-    std::uint32_t buffer_r = 0, buffer_f = 1;
-    for (const ember::value_placement& v : p->placements()) {
-        if (v.value == r) buffer_r = v.buffer;
-        if (v.value == f) buffer_f = v.buffer;
-    }
-    CHECK(buffer_r == buffer_f);
+    CHECK(ember::test::share_buffer(*p, r, f));
 }

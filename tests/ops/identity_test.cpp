@@ -59,12 +59,7 @@ TEST_CASE("identity: in a chain it shares its input's buffer") {
     REQUIRE(g);
     auto p = ember::compile(*g);
     REQUIRE_MESSAGE(p, p.error().message);
-    std::uint32_t buffer_r = 0, buffer_i = 1;
-    for (const ember::value_placement& v : p->placements()) {
-        if (v.value == r) buffer_r = v.buffer;
-        if (v.value == i) buffer_i = v.buffer;
-    }
-    CHECK(buffer_r == buffer_i);
+    CHECK(ember::test::share_buffer(*p, r, i));
     ember::session sess(*p);
     const float in[] = {-1, 2, -3, 4};
     float y[4] = {};

@@ -187,12 +187,7 @@ TEST_CASE("reshape: in a chain it shares its input's buffer and moves no bytes")
     REQUIRE(g);
     auto p = ember::compile(*g);
     REQUIRE_MESSAGE(p, p.error().message);
-    std::uint32_t buffer_r = 0, buffer_s = 1;
-    for (const ember::value_placement& v : p->placements()) {
-        if (v.value == r) buffer_r = v.buffer;
-        if (v.value == s) buffer_s = v.buffer;
-    }
-    CHECK(buffer_r == buffer_s);
+    CHECK(ember::test::share_buffer(*p, r, s));
     ember::session sess(*p);
     const float in[] = {-1, 2, -3, 4, -5, 6};
     float y[6] = {};

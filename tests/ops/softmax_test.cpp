@@ -143,12 +143,7 @@ TEST_CASE("softmax: in a chain it runs in place over its input's buffer") {
     REQUIRE(g);
     auto p = ember::compile(*g);
     REQUIRE_MESSAGE(p, p.error().message);
-    std::uint32_t buffer_r = 0, buffer_s = 1;
-    for (const ember::value_placement& v : p->placements()) {
-        if (v.value == r) buffer_r = v.buffer;
-        if (v.value == s) buffer_s = v.buffer;
-    }
-    CHECK(buffer_r == buffer_s);
+    CHECK(ember::test::share_buffer(*p, r, s));
 
     const auto in = ember::test::random_f32({2, 5}, 3, -2.0f, 2.0f);
     std::vector<float> relu(in.size());

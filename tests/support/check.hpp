@@ -115,6 +115,16 @@ inline node_run run_node_both_ways(const std::string& op_type, const std::vector
     return a;
 }
 
+/// Whether the planner put two values in the same arena buffer (an in-place chain).
+inline bool share_buffer(const plan& p, value_id a, value_id b) {
+    std::uint32_t buffer_a = 0xffffffffu, buffer_b = 0xfffffffeu;
+    for (const value_placement& v : p.placements()) {
+        if (v.value == a) buffer_a = v.buffer;
+        if (v.value == b) buffer_b = v.buffer;
+    }
+    return buffer_a == buffer_b;
+}
+
 /// Element-wise |a - b| <= atol + rtol * |b|, with a message at the first difference.
 inline void check_close(const std::vector<float>& actual, const std::vector<float>& expected, float atol = 1e-5f, float rtol = 1e-5f) {
     REQUIRE(actual.size() == expected.size());

@@ -12,7 +12,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 bash tools/install_packages.sh \
     cmake ninja-build g++ clang \
-    doctest-dev libxsimd-dev libeigen3-dev libstb-dev libbenchmark-dev python3
+    doctest-dev libxsimd-dev libeigen3-dev libstb-dev libbenchmark-dev python3 \
+    libonnx-testdata
 
 jobs="$(nproc 2>/dev/null || echo 2)"
 

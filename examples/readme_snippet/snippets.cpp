@@ -3,13 +3,16 @@
 // main() that runs each of them on the quick-start model and checks what comes out.
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstdio>
 #include <new>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include <ember/ember.hpp>
+#include <ember/onnx.hpp>
 
 static_assert(EMBER_MAX_RANK == 6, "ember_user_config.hpp beside this file was not picked up");
 
@@ -101,6 +104,15 @@ int fail(const char* what) {
     return 1;
 }
 
+// Loading an ONNX model: parse, then compile with the input shapes the model leaves open.
+ember::result<ember::plan> load_plan(const char* path, std::int64_t batch) {
+    ember::result<ember::graph> graph = ember::onnx::load_file(path);  // io_error, invalid_model, ...
+    if (!graph) return graph.error();
+    ember::compile_options options;
+    options.dim_values = {{"batch", batch}};  // symbolic dimensions by name
+    return ember::compile(*graph, options);
+}
+
 ember::graph quick_start_graph() {
     ember::graph_builder builder("quick_start");
     ember::value_id x = builder.input("x", ember::dtype::float32, {"batch", 3});
@@ -155,6 +167,11 @@ int main() {
     }
     if (!threw) return fail("compile_or_throw did not throw unsupported_op");
 #endif
+    // A missing file is an error value naming the path, not a crash.
+    ember::result<ember::plan> missing = load_plan("no/such/model.onnx", 1);
+    if (missing || missing.error().code != ember::status::io_error ||
+        missing.error().message.find("no/such/model.onnx") == std::string::npos)
+        return fail("load_plan of a missing file");
     std::printf("readme snippets: ok\n");
     return 0;
 }

@@ -2,3 +2,4 @@
 // Every public header in a second TU of the test binary: a non-inline function defined in a
 // header would be defined twice and fail to link.
 #include <ember/ember.hpp>
+#include <ember/onnx.hpp>

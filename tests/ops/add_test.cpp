@@ -12,13 +12,10 @@
 
 #include "support/check.hpp"
 
+using ember::test::values_of;
+
 namespace {
 
-template <class T>
-std::vector<T> values_of(const ember::tensor& t) {
-    const T* p = t.data<T>();
-    return std::vector<T>(p, p + t.size());
-}
 
 // a + b with numpy broadcasting, by a full multi-index per output element (no strides tricks).
 std::vector<float> naive_broadcast_add(const ember::tensor& a, const ember::tensor& b, const ember::shape& out) {

@@ -9,6 +9,8 @@
 
 #include "support/check.hpp"
 
+using ember::test::iota;
+
 using ember::attribute;
 using ember::shape;
 using ember::status;
@@ -16,11 +18,6 @@ using ints = std::vector<std::int64_t>;
 
 namespace {
 
-ember::tensor iota(const shape& dims, float start = 1.0f) {
-    std::vector<float> v(static_cast<std::size_t>(dims.elements()));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = start + float(i);
-    return ember::test::make_f32(dims, v);
-}
 
 std::vector<attribute> with_kernel(ints kernel, std::vector<attribute> rest = {}) {
     rest.push_back(attribute::of("kernel_shape", std::move(kernel)));

@@ -9,15 +9,12 @@
 
 #include "support/check.hpp"
 
+using ember::test::values_of;
+
 namespace {
 
 ember::attribute axis(std::int64_t a) { return ember::attribute::of("axis", a); }
 
-template <class T>
-std::vector<T> values_of(const ember::tensor& t) {
-    const T* p = t.data<T>();
-    return std::vector<T>(p, p + t.size());
-}
 
 // Concat in an old opset: the graph declares `opset`, the inputs are graph inputs.
 ember::error_info compile_error_at_opset(const std::vector<ember::tensor>& xs, std::int64_t a, std::int64_t opset) {

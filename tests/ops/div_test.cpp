@@ -12,13 +12,7 @@
 
 #include "support/check.hpp"
 
-namespace {
-template <class T>
-std::vector<T> values_of(const ember::tensor& t) {
-    const T* p = t.data<T>();
-    return std::vector<T>(p, p + t.size());
-}
-} // namespace
+using ember::test::values_of;
 
 TEST_CASE("div: float division, broadcast, with IEEE results for division by zero") {
     auto r = ember::test::run_node_both_ways("Div", {ember::test::make_f32({2, 2}, {1, -3, 0, 8}), ember::test::make_f32({1, 2}, {2, 0})});

@@ -10,6 +10,8 @@
 
 #include "support/check.hpp"
 
+using ember::test::iota;
+
 using ember::attribute;
 using ember::shape;
 using ember::status;
@@ -19,11 +21,6 @@ namespace {
 
 // A 3x3 plane whose maxima move around, so a wrong window shows.
 ember::tensor mixed3x3() { return ember::test::make_f32({1, 1, 3, 3}, {1, 9, 2, 4, 3, 8, 7, 5, 6}); }
-ember::tensor iota(const shape& dims, float start = 1.0f) {
-    std::vector<float> v(static_cast<std::size_t>(dims.elements()));
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = start + float(i);
-    return ember::test::make_f32(dims, v);
-}
 
 std::vector<attribute> with_kernel(ints kernel, std::vector<attribute> rest = {}) {
     rest.push_back(attribute::of("kernel_shape", std::move(kernel)));

@@ -11,13 +11,7 @@
 
 #include "support/check.hpp"
 
-namespace {
-template <class T>
-std::vector<T> values_of(const ember::tensor& t) {
-    const T* p = t.data<T>();
-    return std::vector<T>(p, p + t.size());
-}
-} // namespace
+using ember::test::values_of;
 
 TEST_CASE("mul: [3, 1] x [1, 4] is an outer product") {
     auto r = ember::test::run_node_both_ways("Mul", {ember::test::make_f32({3, 1}, {1, -2, 3}), ember::test::make_f32({1, 4}, {1, -1, 0.5f, 0})});

@@ -11,13 +11,7 @@
 
 #include "support/check.hpp"
 
-namespace {
-template <class T>
-std::vector<T> values_of(const ember::tensor& t) {
-    const T* p = t.data<T>();
-    return std::vector<T>(p, p + t.size());
-}
-} // namespace
+using ember::test::values_of;
 
 TEST_CASE("sub: the order of the operands matters, on both broadcast sides") {
     const auto col = ember::test::make_f32({2, 1}, {10, 20});

@@ -12,15 +12,12 @@
 
 #include "support/check.hpp"
 
+using ember::test::values_of;
+
 namespace {
 
 ember::attribute perm(std::vector<std::int64_t> p) { return ember::attribute::of("perm", std::move(p)); }
 
-template <class T>
-std::vector<T> values_of(const ember::tensor& t) {
-    const T* p = t.data<T>();
-    return std::vector<T>(p, p + t.size());
-}
 
 // y[i0, ..., ir-1] = x[j] where j's dimension p[k] index is i_k: the definition, walked over
 // every output element with a full multi-index.

@@ -37,6 +37,20 @@ inline tensor random_f32(const shape& dims, std::uint32_t seed, float lo = -1.0f
     return make_f32(dims, std::move(v));
 }
 
+/// The elements of t as a std::vector<T> (T must be t's element type).
+template <class T>
+std::vector<T> values_of(const tensor& t) {
+    const T* p = t.data<T>();
+    return std::vector<T>(p, p + t.size());
+}
+
+/// A float32 tensor holding start, start + 1, start + 2, ...
+inline tensor iota(const shape& dims, float start = 1.0f) {
+    std::vector<float> v(static_cast<std::size_t>(dims.elements()));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = start + float(i);
+    return make_f32(dims, std::move(v));
+}
+
 inline std::vector<float> values_f32(const tensor& t) {
     const float* p = t.data<float>();
     return std::vector<float>(p, p + t.size());

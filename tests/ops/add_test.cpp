@@ -160,21 +160,7 @@ TEST_CASE("add: an unsupported dtype is rejected") {
 }
 
 TEST_CASE("add: in a chain it runs in place over an input that is not broadcast") {
-    ember::graph_builder b("chain");
-    const ember::value_id x = b.input("x", ember::dtype::float32, {2, 3});
-    const ember::value_id r = b.node("Relu", {x}, {}, "relu");
-    const ember::value_id s = b.node("Add", {r, b.constant<float>("bias", {3}, {1, 2, 3})}, {}, "add");
-    b.output(b.node("Relu", {s}, {}, "relu2"), "y");
-    auto g = std::move(b).build();
-    REQUIRE(g);
-    auto p = ember::compile(*g);
-    REQUIRE_MESSAGE(p, p.error().message);
-    CHECK(ember::test::share_buffer(*p, r, s));
-    ember::session sess(*p);
-    const float in[] = {-1, 1, -1, 2, -2, -5};
-    float y[6] = {};
-    REQUIRE(sess.bind_input(0, in) == ember::status::ok);
-    REQUIRE(sess.bind_output(0, y) == ember::status::ok);
-    REQUIRE(sess.run() == ember::status::ok);
-    ember::test::check_close(std::vector<float>(y, y + 6), {1, 3, 3, 3, 2, 3}, 0.0f, 0.0f);
+    const auto c = ember::test::run_in_chain("Add", ember::test::make_f32({2, 3}, {-1, 1, -1, 2, -2, -5}), {ember::test::make_f32({3}, {1, 2, 3})});
+    CHECK(c.shared);
+    ember::test::check_close(c.y, {1, 3, 3, 3, 2, 3}, 0.0f, 0.0f);
 }

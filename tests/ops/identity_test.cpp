@@ -50,23 +50,9 @@ TEST_CASE("identity: an empty tensor") {
 }
 
 TEST_CASE("identity: in a chain it shares its input's buffer") {
-    ember::graph_builder b("chain");
-    const ember::value_id x = b.input("x", ember::dtype::float32, {4});
-    const ember::value_id r = b.node("Relu", {x}, {}, "relu");
-    const ember::value_id i = b.node("Identity", {r}, {}, "identity");
-    b.output(b.node("Relu", {i}, {}, "relu2"), "y");
-    auto g = std::move(b).build();
-    REQUIRE(g);
-    auto p = ember::compile(*g);
-    REQUIRE_MESSAGE(p, p.error().message);
-    CHECK(ember::test::share_buffer(*p, r, i));
-    ember::session sess(*p);
-    const float in[] = {-1, 2, -3, 4};
-    float y[4] = {};
-    REQUIRE(sess.bind_input(0, in) == ember::status::ok);
-    REQUIRE(sess.bind_output(0, y) == ember::status::ok);
-    REQUIRE(sess.run() == ember::status::ok);
-    ember::test::check_close(std::vector<float>(y, y + 4), {0, 2, 0, 4}, 0.0f, 0.0f);
+    const auto c = ember::test::run_in_chain("Identity", ember::test::make_f32({4}, {-1, 2, -3, 4}));
+    CHECK(c.shared);
+    ember::test::check_close(c.y, {0, 2, 0, 4}, 0.0f, 0.0f);
 }
 
 TEST_CASE("identity: two inputs are rejected, naming the node") {

@@ -178,21 +178,8 @@ TEST_CASE("reshape: a shape computed from constants counts as known") {
 }
 
 TEST_CASE("reshape: in a chain it shares its input's buffer and moves no bytes") {
-    ember::graph_builder b("chain");
-    const ember::value_id x = b.input("x", ember::dtype::float32, {2, 3});
-    const ember::value_id r = b.node("Relu", {x}, {}, "relu");
-    const ember::value_id s = b.node("Reshape", {r, b.constant<std::int64_t>("shape", {1}, {6})}, {}, "reshape");
-    b.output(b.node("Relu", {s}, {}, "relu2"), "y");
-    auto g = std::move(b).build();
-    REQUIRE(g);
-    auto p = ember::compile(*g);
-    REQUIRE_MESSAGE(p, p.error().message);
-    CHECK(ember::test::share_buffer(*p, r, s));
-    ember::session sess(*p);
-    const float in[] = {-1, 2, -3, 4, -5, 6};
-    float y[6] = {};
-    REQUIRE(sess.bind_input(0, in) == ember::status::ok);
-    REQUIRE(sess.bind_output(0, y) == ember::status::ok);
-    REQUIRE(sess.run() == ember::status::ok);
-    ember::test::check_close(std::vector<float>(y, y + 6), {0, 2, 0, 4, 0, 6}, 0.0f, 0.0f);
+    const auto c = ember::test::run_in_chain("Reshape", ember::test::make_f32({2, 3}, {-1, 2, -3, 4, -5, 6}),
+                                             {ember::test::make<std::int64_t>({1}, {6})});
+    CHECK(c.shared);
+    ember::test::check_close(c.y, {0, 2, 0, 4, 0, 6}, 0.0f, 0.0f);
 }

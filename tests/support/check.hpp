@@ -139,6 +139,37 @@ inline bool share_buffer(const plan& p, value_id a, value_id b) {
     return buffer_a == buffer_b;
 }
 
+/// x -> Relu -> op(relu, constants...) -> Relu -> y: the op between two intermediates, where the
+/// planner may run it in place. Compiles (required to succeed), runs once on x.
+struct chain_run {
+    result<plan> compiled = error_info{status::invalid_argument, -1, "not compiled"};
+    bool shared = false;  ///< the op's output shares the buffer of its input (the first Relu's output)
+    std::vector<float> y;
+};
+
+inline chain_run run_in_chain(const std::string& op_type, const tensor& x, const std::vector<tensor>& constants = {},
+                              std::vector<attribute> attributes = {}) {
+    graph_builder b("chain");
+    const value_id in = b.input("x", x.type(), partial_shape(x.dims()));
+    const value_id r = b.node("Relu", {in}, {}, "relu");
+    std::vector<value_id> inputs{r};
+    for (std::size_t i = 0; i < constants.size(); ++i) inputs.push_back(b.constant("c" + std::to_string(i), constants[i]));
+    const value_id op = b.node(op_type, inputs, std::move(attributes), "op");
+    b.output(b.node("Relu", {op}, {}, "relu2"), "y");
+    result<graph> g = std::move(b).build();
+    REQUIRE_MESSAGE(g, g.error().message);
+    chain_run c;
+    c.compiled = compile(*g);
+    REQUIRE_MESSAGE(c.compiled, c.compiled.error().message);
+    c.shared = share_buffer(*c.compiled, r, op);
+    session sess(*c.compiled);
+    REQUIRE(sess.bind_input(0, x.bytes(), x.size_bytes()) == status::ok);
+    c.y.resize(static_cast<std::size_t>(c.compiled->output(0).dims.elements()));
+    REQUIRE(sess.bind_output(0, c.y) == status::ok);
+    REQUIRE(sess.run() == status::ok);
+    return c;
+}
+
 /// Element-wise |a - b| <= atol + rtol * |b|, with a message at the first difference.
 inline void check_close(const std::vector<float>& actual, const std::vector<float>& expected, float atol = 1e-5f, float rtol = 1e-5f) {
     REQUIRE(actual.size() == expected.size());

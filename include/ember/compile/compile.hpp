@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -38,9 +39,19 @@ struct dim_value {
     std::int64_t value = 0;
 };
 
+/// A graph input whose value is fixed at compile time: it becomes a constant (folded through,
+/// like an initializer) and leaves the plan's input list. For inputs that decide shapes (a
+/// Reshape target, Slice bounds, a TopK k) in models exported with them as inputs.
+struct input_value {
+    std::string name;
+    tensor value;
+};
+
 struct compile_options {
     /// Shapes of inputs whose declared shape is not fully known (or to override it).
     std::vector<input_shape> input_shapes;
+    /// Inputs fixed to a value at compile time (they are no longer inputs of the plan).
+    std::vector<input_value> input_values;
     /// Values of symbolic dimensions, for inputs not listed in input_shapes.
     std::vector<dim_value> dim_values;
     /// Evaluate nodes whose inputs are all known at compile time, once, into constants.
@@ -90,21 +101,38 @@ private:
 
     // -- shapes -----------------------------------------------------------------------------
 
+    status check_input_name(const std::string& name, std::string_view option) {
+        const value_id v = g_.find_value(name);
+        if (v != no_value && g_.values[v].kind == value_kind::input) return status::ok;
+        std::string names;
+        for (value_id in : g_.inputs) names += (names.empty() ? "" : ", ") + g_.values[in].name;
+        return diag_.fail(status::invalid_argument, "compile_options::{} names '{}', which is not a graph input (inputs: {})", option, name, names);
+    }
+
+    const input_value* frozen(const value& val) const noexcept {
+        for (const input_value& iv : options_.input_values)
+            if (iv.name == val.name) return &iv;
+        return nullptr;
+    }
+
     status resolve_inputs() {
-        for (const input_shape& given : options_.input_shapes) {
-            const value_id v = g_.find_value(given.name);
-            if (v == no_value || g_.values[v].kind != value_kind::input) {
-                std::string names;
-                for (value_id in : g_.inputs) names += (names.empty() ? "" : ", ") + g_.values[in].name;
-                return diag_.fail(status::invalid_argument, "compile_options::input_shapes names '{}', which is not a graph input (inputs: {})",
-                                  given.name, names);
-            }
-        }
+        for (const input_shape& given : options_.input_shapes)
+            if (status s = check_input_name(given.name, "input_shapes"); s != status::ok) return s;
+        for (const input_value& given : options_.input_values)
+            if (status s = check_input_name(given.name, "input_values"); s != status::ok) return s;
         for (value_id v : g_.inputs) {
             const value& val = g_.values[v];
             value_state& st = values_[v];
             if (val.type == dtype::undefined)
                 return diag_.fail(status::invalid_model, "input '{}' has no dtype", val.name);
+            if (const input_value* iv = frozen(val)) {
+                if (iv->value.type() != val.type)
+                    return diag_.fail(status::shape_mismatch, "input '{}' is {} but compile_options::input_values gives {}", val.name, val.type,
+                                      iv->value.type());
+                st = value_state{true, val.type, iv->value.dims(), &iv->value};
+                continue;
+            }
+            live_inputs_.push_back(v);
             const input_shape* given = nullptr;
             for (const input_shape& s : options_.input_shapes)
                 if (s.name == val.name) given = &s;
@@ -247,8 +275,13 @@ private:
         std::vector<bind_context::pending_step> steps;
         bind_context ctx(g_, index, values_, diag_, ins, outs, ws, steps);
         if (status s = rec.entry->bind(rec.attrs.get(), ctx); s != status::ok) return s;
-        const run_context run{regions.data(), nullptr};
-        for (const bind_context::pending_step& s : steps) s.fn(s.args.get(), run);
+        std::atomic<std::uint8_t> error{0};
+        const run_context run{regions.data(), nullptr, &error};
+        for (const bind_context::pending_step& s : steps) {
+            s.fn(s.args.get(), run);
+            if (error.load() != 0)
+                return diag_.fail(static_cast<status>(error.load()), "evaluating the node at compile time failed: its constant inputs are out of range");
+        }
         std::size_t r = 0;
         for (value_id out : n.outputs) {
             if (out == no_value) continue;
@@ -282,7 +315,7 @@ private:
         loc_.assign(nv, operand{});
         located_.assign(nv, false);
         buffer_of_.assign(nv, unused);
-        const std::size_t n_in = g_.inputs.size();
+        const std::size_t n_in = live_inputs_.size();
         std::vector<lifetime> buffers;
         auto new_buffer = [&](std::uint32_t first, std::uint32_t last, std::size_t bytes) {
             if (!options_.reuse_memory) {
@@ -309,7 +342,7 @@ private:
         std::vector<io_info>& inputs = plan_access::inputs(plan_);
         std::vector<io_info>& outputs = plan_access::outputs(plan_);
         for (std::size_t k = 0; k < n_in; ++k) {
-            const value_id v = g_.inputs[k];
+            const value_id v = live_inputs_[k];
             add_slot(inputs, v, static_cast<std::uint32_t>(first_io_region + k));
             loc_[v] = operand{static_cast<std::uint32_t>(first_io_region + k), 0};
             located_[v] = true;
@@ -381,7 +414,7 @@ private:
         // placements, for tools and the planner's tests
         std::vector<value_placement>& placements = plan_access::placements(plan_);
         for (std::size_t k = 0; k < inputs.size() + outputs.size(); ++k) {
-            const value_id v = k < inputs.size() ? g_.inputs[k] : g_.outputs[k - inputs.size()];
+            const value_id v = k < inputs.size() ? live_inputs_[k] : g_.outputs[k - inputs.size()];
             const io_info& info = k < inputs.size() ? inputs[k] : outputs[k - inputs.size()];
             placements.push_back(value_placement{v, operand{info.region, 0}, info.bytes, 0, end_position_, slot_buffer[k], info.arena_offset});
         }
@@ -476,6 +509,7 @@ private:
     diagnostics diag_;
     std::vector<std::uint32_t> order_;
     std::vector<value_state> values_;
+    std::vector<value_id> live_inputs_;  // graph inputs not fixed by input_values: the plan's inputs
     std::deque<tensor> folded_;
     std::vector<node_record> records_;
     std::vector<std::uint32_t> last_use_;

@@ -7,6 +7,7 @@
 #include "ember/ops/average_pool.hpp"
 #include "ember/ops/batch_normalization.hpp"
 #include "ember/ops/concat.hpp"
+#include "ember/ops/constant.hpp"
 #include "ember/ops/conv.hpp"
 #include "ember/ops/div.hpp"
 #include "ember/ops/flatten.hpp"
@@ -33,6 +34,7 @@ using builtin = type_list<
     average_pool,
     batch_normalization,
     concat,
+    constant,
     conv,
     div,
     flatten,

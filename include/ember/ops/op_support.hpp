@@ -190,6 +190,25 @@ public:
     const shape& input_shape(std::size_t i) const noexcept { return in(i).dims; }
     /// The input's value when it is known at compile time (a constant or a folded value).
     const tensor* input_constant(std::size_t i) const noexcept { return has_input(i) ? in(i).constant : nullptr; }
+    /// Input i's value, which the op needs at compile time (a shape, axes, a count). When it is not
+    /// known, returns null after failing with "input i (what) must be known at compile time ...";
+    /// tools recognise that wording and may retry with the input fixed (compile_options::input_values).
+    const tensor* require_constant(std::size_t i, std::string_view what) {
+        if (const tensor* t = input_constant(i)) return t;
+        fail(status::unsupported_op,
+             "input {} ({}) must be known at compile time: a constant, computed from constants, or fixed with "
+             "compile_options::input_values",
+             i, what);
+        return nullptr;
+    }
+    /// An int32 or int64 compile-time tensor's values as int64 (false for other dtypes).
+    static bool ints_of(const tensor& t, std::vector<std::int64_t>& out) {
+        out.clear();
+        if (t.type() == dtype::int64) out.assign(t.data<std::int64_t>(), t.data<std::int64_t>() + t.size());
+        else if (t.type() == dtype::int32) out.assign(t.data<std::int32_t>(), t.data<std::int32_t>() + t.size());
+        else return false;
+        return true;
+    }
 
     std::size_t output_count() const noexcept { return node_.outputs.size(); }
     bool has_output(std::size_t i) const noexcept { return i < node_.outputs.size() && node_.outputs[i] != no_value; }

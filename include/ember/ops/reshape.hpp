@@ -30,11 +30,8 @@ struct reshape {
         if (status s = ctx.expect_inputs(2, 2); s != status::ok) return s;
         if (ctx.input_type(1) != dtype::int64)
             return ctx.fail(status::invalid_model, "the shape input must be int64, got {}", ctx.input_type(1));
-        const tensor* target = ctx.input_constant(1);
-        if (!target)
-            return ctx.fail(status::unsupported_op,
-                            "the shape input must be known at compile time (a constant or computed from constants); "
-                            "a shape that depends on graph inputs is not supported");
+        const tensor* target = ctx.require_constant(1, "shape");
+        if (!target) return status::unsupported_op;
         const shape& in = ctx.input_shape(0);
         if (target->rank() != 1)
             return ctx.fail(status::invalid_model, "the shape input must be 1-D, got shape {}", target->dims());

@@ -3,6 +3,7 @@
 // (one per thread, all sharing one plan). bind_*() and run() never allocate, throw or log.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -58,6 +59,13 @@ public:
         if (index >= plan_->output_count()) return status::invalid_argument;
         return bind(plan_->output(index), data, bytes);
     }
+    /// The same, by name (invalid_argument for a name the plan has no input or output of).
+    status bind_input(std::string_view name, const void* data, std::size_t bytes) noexcept {
+        return bind_input(plan_->input_index(name), data, bytes);
+    }
+    status bind_output(std::string_view name, void* data, std::size_t bytes) noexcept {
+        return bind_output(plan_->output_index(name), data, bytes);
+    }
 
     /// Typed binding from an array, std::vector, std::array, span or tensor_view values():
     /// the element type must be the input's dtype and the element count its size.
@@ -104,8 +112,12 @@ public:
     /// Returns invalid_argument when state() is not ok; otherwise ok.
     [[nodiscard]] status run() noexcept {
         if (state_ != status::ok) return status::invalid_argument;
-        const run_context ctx{regions_.data(), exec_};
-        for (const step& s : plan_->steps()) s.fn(s.args, ctx);
+        std::atomic<std::uint8_t> error{0};
+        const run_context ctx{regions_.data(), exec_, &error};
+        for (const step& s : plan_->steps()) {
+            s.fn(s.args, ctx);
+            if (error.load(std::memory_order_relaxed) != 0) return static_cast<status>(error.load(std::memory_order_relaxed));
+        }
         return status::ok;
     }
 

@@ -3,6 +3,7 @@
 // operands are (region, offset) pairs resolved against the session's region table at run time.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 
@@ -22,14 +23,22 @@ inline constexpr std::uint32_t arena_region = 0;
 inline constexpr std::uint32_t weights_region = 1;
 inline constexpr std::uint32_t first_io_region = 2;
 
-/// Handed to every kernel: the base pointer of every region, and the executor (may be null).
+/// Handed to every kernel: the base pointer of every region, the executor (may be null), and
+/// where a kernel reports data it cannot use (an index out of range): run() then stops and
+/// returns that code. The value is a status (status.hpp), kept as a byte to stay free of it.
 struct run_context {
     std::byte* const* regions = nullptr;
     const executor* exec = nullptr;
+    std::atomic<std::uint8_t>* error = nullptr;
 
     template <class T>
     T* at(operand o) const noexcept {
         return reinterpret_cast<T*>(regions[o.region] + o.offset);
+    }
+    /// Records a failure code (the first one wins); safe from several pool threads at once.
+    void fail(std::uint8_t code) const noexcept {
+        std::uint8_t expected = 0;
+        if (error) error->compare_exchange_strong(expected, code, std::memory_order_relaxed);
     }
 };
 

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: Apache-2.0
+// ember_conformance: runs ONNX's own backend test data (Debian package libonnx-testdata:
+// data/{node,pytorch-converted,pytorch-operator,simple}/<case>/model.onnx + test_data_set_N/*.pb)
+// through the ONNX importer, compile() and a session, and compares every output with the
+// reference (rtol 1e-3, atol 1e-7, as ONNX's backend test runner does).
+//
+//     ember_conformance [--data DIR] [--expected FILE] [--filter TEXT] [--verbose] [--emit-expected]
+//
+// Every case runs in a forked child with a time limit, so a crash or a hang is a reported
+// failure of that case, never the end of the run. Cases listed in the expected-failure file (one
+// line each: `category/case  reason`) may fail; the run exits non-zero on any other failure, on
+// any listed case that passes (so the list stays true) and on any crash or timeout, listed or not.
+//
+// Inputs an op needs at compile time (a Reshape target, Slice bounds, a TopK k: the error says
+// "must be known at compile time") are retried fixed by value through compile_options::
+// input_values, first the integer inputs, then all of them; the summary counts those cases.
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <ember/ember.hpp>
+#include <ember/onnx.hpp>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char* categories[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
+constexpr double rtol = 1e-3, atol = 1e-7;
+constexpr unsigned case_seconds = 120;
+
+bool read_file(const fs::path& path, std::string& out) {
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (!f) return false;
+    char buf[65536];
+    std::size_t n;
+    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
+    std::fclose(f);
+    return true;
+}
+
+struct outcome {
+    bool passed = false;
+    int frozen = 0;  // 0: nothing fixed, 1: integer inputs fixed by value, 2: all inputs fixed
+    std::string reason;
+};
+
+bool load_pb(const fs::path& path, ember::tensor& out, std::string& why) {
+    std::string bytes;
+    if (!read_file(path, bytes)) {
+        why = "cannot read " + path.filename().string();
+        return false;
+    }
+    auto t = ember::onnx::load_tensor_memory(bytes.data(), bytes.size());
+    if (!t) {
+        why = path.filename().string() + ": " + t.error().message;
+        return false;
+    }
+    out = std::move(*t);
+    return true;
+}
+
+template <class T>
+double as_double(const std::byte* p, std::size_t i) {
+    T v;
+    std::memcpy(&v, p + i * sizeof(T), sizeof(T));
+    return static_cast<double>(static_cast<float>(v));
+}
+template <>
+double as_double<double>(const std::byte* p, std::size_t i) {
+    double v;
+    std::memcpy(&v, p + i * sizeof(double), sizeof(double));
+    return v;
+}
+
+/// Element i of any tensor as a double, for comparing floats and for messages (integers and
+/// booleans are compared bit for bit).
+double element(const ember::tensor& t, std::size_t i) {
+    const std::byte* p = t.bytes();
+    switch (t.type()) {
+        case ember::dtype::float32: return as_double<float>(p, i);
+        case ember::dtype::float16: return as_double<ember::float16>(p, i);
+        case ember::dtype::bfloat16: return as_double<ember::bfloat16>(p, i);
+        case ember::dtype::float64: return as_double<double>(p, i);
+        case ember::dtype::int8: return static_cast<double>(reinterpret_cast<const std::int8_t*>(p)[i]);
+        case ember::dtype::uint8: return static_cast<double>(reinterpret_cast<const std::uint8_t*>(p)[i]);
+        case ember::dtype::int16: return static_cast<double>(reinterpret_cast<const std::int16_t*>(p)[i]);
+        case ember::dtype::int32: return static_cast<double>(reinterpret_cast<const std::int32_t*>(p)[i]);
+        case ember::dtype::int64: return static_cast<double>(reinterpret_cast<const std::int64_t*>(p)[i]);
+        case ember::dtype::boolean: return reinterpret_cast<const std::uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
+        case ember::dtype::undefined: break;
+    }
+    return 0.0;
+}
+
+bool is_float(ember::dtype t) {
+    return t == ember::dtype::float32 || t == ember::dtype::float16 || t == ember::dtype::bfloat16 || t == ember::dtype::float64;
+}
+
+/// Empty when got matches want; else what differs.
+std::string compare(const std::string& name, const ember::tensor& got, const ember::tensor& want) {
+    if (got.type() != want.type())
+        return ember::detail::format("output '{}' is {}, expected {}", name, got.type(), want.type());
+    if (got.dims() != want.dims()) return ember::detail::format("output '{}' has shape {}, expected {}", name, got.dims(), want.dims());
+    const std::size_t n = got.size();
+    if (!is_float(got.type())) {
+        const std::size_t width = ember::size_of(got.type());
+        for (std::size_t i = 0; i < n; ++i)
+            if (std::memcmp(got.bytes() + i * width, want.bytes() + i * width, width) != 0)
+                return ember::detail::format("output '{}' element {} is {}, expected {}", name, i, element(got, i), element(want, i));
+        return {};
+    }
+    std::size_t bad = 0, first = n;
+    for (std::size_t i = 0; i < n; ++i) {
+        const double g = element(got, i), w = element(want, i);
+        const bool same = (std::isnan(g) && std::isnan(w)) || g == w || std::fabs(g - w) <= atol + rtol * std::fabs(w);
+        if (!same && bad++ == 0) first = i;
+    }
+    if (bad == 0) return {};
+    return ember::detail::format("output '{}': {} of {} elements differ; element {} is {}, expected {}", name, bad, n, first, element(got, first),
+                                 element(want, first));
+}
+
+bool needs_value(const std::string& message) { return message.find("must be known at compile time") != std::string::npos; }
+
+/// Runs one data set of a case. Fills out.reason on failure.
+outcome run_data_set(const ember::graph& g, const fs::path& set) {
+    outcome out;
+    std::vector<ember::tensor> inputs(g.inputs.size()), wanted(g.outputs.size());
+    for (std::size_t i = 0; i < inputs.size(); ++i)
+        if (!load_pb(set / ("input_" + std::to_string(i) + ".pb"), inputs[i], out.reason)) return out;
+    for (std::size_t j = 0; j < wanted.size(); ++j)
+        if (!load_pb(set / ("output_" + std::to_string(j) + ".pb"), wanted[j], out.reason)) return out;
+
+    for (int level = 0; level <= 2; ++level) {
+        ember::compile_options options;
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const std::string& name = g.values[g.inputs[i]].name;
+            const bool integer = inputs[i].type() == ember::dtype::int64 || inputs[i].type() == ember::dtype::int32;
+            if (level == 2 || (level == 1 && integer)) options.input_values.push_back({name, inputs[i]});
+            else options.input_shapes.push_back({name, inputs[i].dims()});
+        }
+        auto p = ember::compile(g, options);
+        if (!p) {
+            out.reason = "compile: " + p.error().message;
+            if (needs_value(p.error().message)) continue;
+            return out;
+        }
+        out.frozen = level;
+        ember::session s(*p);
+        for (std::size_t i = 0; i < inputs.size(); ++i) {
+            const std::string& name = g.values[g.inputs[i]].name;
+            if (p->input_index(name) == ember::plan::npos) continue;  // fixed by value
+            if (ember::status st = s.bind_input(name, inputs[i].bytes(), inputs[i].size_bytes()); st != ember::status::ok) {
+                out.reason = "bind input '" + name + "': " + std::string(ember::to_string(st));
+                return out;
+            }
+        }
+        std::vector<ember::tensor> got;
+        for (std::size_t j = 0; j < p->output_count(); ++j) {
+            auto t = ember::tensor::create(p->output(j).type, p->output(j).dims);
+            if (!t) {
+                out.reason = "output tensor: " + t.error().message;
+                return out;
+            }
+            if (ember::status st = s.bind_output(j, t->bytes(), t->size_bytes()); st != ember::status::ok) {
+                out.reason = "bind output: " + std::string(ember::to_string(st));
+                return out;
+            }
+            got.push_back(std::move(*t));
+        }
+        if (ember::status st = s.run(); st != ember::status::ok) {
+            out.reason = "run: " + std::string(ember::to_string(st));
+            return out;
+        }
+        for (std::size_t j = 0; j < got.size(); ++j) {
+            const std::string why = compare(p->output(j).name, got[j], wanted[j]);
+            if (!why.empty()) {
+                out.reason = why;
+                return out;
+            }
+        }
+        out.passed = true;
+        out.reason.clear();
+        return out;
+    }
+    return out;
+}
+
+outcome run_case(const fs::path& dir) {
+    outcome out;
+    auto g = ember::onnx::load_file((dir / "model.onnx").string());
+    if (!g) {
+        out.reason = "load: " + g.error().message;
+        return out;
+    }
+    std::vector<fs::path> sets;
+    for (const auto& e : fs::directory_iterator(dir))
+        if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
+    std::sort(sets.begin(), sets.end());
+    if (sets.empty()) {
+        out.reason = "no test_data_set_N directory";
+        return out;
+    }
+    for (const fs::path& set : sets) {
+        outcome o = run_data_set(*g, set);
+        if (!o.passed) {
+            if (sets.size() > 1) o.reason = set.filename().string() + ": " + o.reason;
+            return o;
+        }
+        out.frozen = std::max(out.frozen, o.frozen);
+    }
+    out.passed = true;
+    return out;
+}
+
+std::set<std::string> ops_of(const fs::path& dir) {
+    std::set<std::string> ops;
+    auto g = ember::onnx::load_file((dir / "model.onnx").string());
+    if (g)
+        for (const ember::node& n : g->nodes) ops.insert(n.domain.empty() ? n.op_type : n.domain + "." + n.op_type);
+    return ops;
+}
+
+/// Runs run_case in a child process; a crash or a timeout becomes the reason.
+outcome run_isolated(const fs::path& dir, bool& crashed) {
+    crashed = false;
+    int fds[2];
+    if (pipe(fds) != 0) return run_case(dir);
+    std::fflush(stdout);
+    const pid_t pid = fork();
+    if (pid < 0) {
+        close(fds[0]);
+        close(fds[1]);
+        return run_case(dir);
+    }
+    if (pid == 0) {
+        close(fds[0]);
+        alarm(case_seconds);
+        const outcome o = run_case(dir);
+        const std::string msg = std::string(o.passed ? "P" : "F") + static_cast<char>('0' + o.frozen) + o.reason;
+        std::size_t done = 0;
+        while (done < msg.size()) {
+            const ssize_t w = write(fds[1], msg.data() + done, msg.size() - done);
+            if (w <= 0) break;
+            done += static_cast<std::size_t>(w);
+        }
+        close(fds[1]);
+        _exit(0);
+    }
+    close(fds[1]);
+    std::string msg;
+    char buf[4096];
+    ssize_t r;
+    while ((r = read(fds[0], buf, sizeof buf)) > 0) msg.append(buf, static_cast<std::size_t>(r));
+    close(fds[0]);
+    int wstatus = 0;
+    waitpid(pid, &wstatus, 0);
+    outcome o;
+    if (WIFSIGNALED(wstatus) || msg.size() < 2) {
+        crashed = true;
+        const int sig = WIFSIGNALED(wstatus) ? WTERMSIG(wstatus) : 0;
+        o.reason = sig == SIGALRM ? ember::detail::format("timed out after {} s", case_seconds)
+                                  : ember::detail::format("crashed (signal {}: {})", sig, sig ? strsignal(sig) : "no result");
+        return o;
+    }
+    o.passed = msg[0] == 'P';
+    o.frozen = msg[1] - '0';
+    o.reason = msg.substr(2);
+    return o;
+}
+
+std::map<std::string, std::string> read_expected(const std::string& path, bool& ok) {
+    std::map<std::string, std::string> expected;
+    std::string text;
+    ok = read_file(path, text);
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string::npos) end = text.size();
+        std::string line = text.substr(pos, end - pos);
+        pos = end + 1;
+        if (line.empty() || line[0] == '#') continue;
+        const std::size_t space = line.find_first_of(" \t");
+        const std::string name = line.substr(0, space);
+        std::string reason = space == std::string::npos ? "" : line.substr(line.find_first_not_of(" \t", space));
+        expected[name] = reason;
+    }
+    return expected;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    std::string data = "/usr/share/libonnx-testdata/data", expected_path, filter;
+    bool verbose = false, emit = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) {
+                std::fprintf(stderr, "ember_conformance: %s needs a value\n", a.c_str());
+                std::exit(2);
+            }
+            return argv[++i];
+        };
+        if (a == "--data") data = value();
+        else if (a == "--expected") expected_path = value();
+        else if (a == "--filter") filter = value();
+        else if (a == "--verbose") verbose = true;
+        else if (a == "--emit-expected") emit = true;
+        else {
+            std::fprintf(stderr, "usage: ember_conformance [--data DIR] [--expected FILE] [--filter TEXT] [--verbose] [--emit-expected]\n");
+            return 2;
+        }
+    }
+    if (!fs::is_directory(fs::path(data) / "node")) {
+        std::fprintf(stderr, "ember_conformance: no ONNX test data under %s (apt-get install -y libonnx-testdata)\n", data.c_str());
+        return 2;
+    }
+    bool have_expected = true;
+    std::map<std::string, std::string> expected;
+    if (!expected_path.empty()) {
+        expected = read_expected(expected_path, have_expected);
+        if (!have_expected) {
+            std::fprintf(stderr, "ember_conformance: cannot read %s\n", expected_path.c_str());
+            return 2;
+        }
+    }
+
+    struct op_row {
+        int cases = 0, passed = 0;
+    };
+    std::map<std::string, op_row> per_op;
+    std::map<std::string, op_row> per_category;
+    std::vector<std::string> unexpected;
+    std::set<std::string> seen;
+    int passed = 0, failed = 0, frozen = 0;
+    for (const char* category : categories) {
+        std::vector<fs::path> cases;
+        for (const auto& e : fs::directory_iterator(fs::path(data) / category))
+            if (e.is_directory() && fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
+        std::sort(cases.begin(), cases.end());
+        for (const fs::path& dir : cases) {
+            const std::string name = std::string(category) + "/" + dir.filename().string();
+            if (!filter.empty() && name.find(filter) == std::string::npos) continue;
+            seen.insert(name);
+            bool crashed = false;
+            const outcome o = run_isolated(dir, crashed);
+            const auto listed = expected.find(name);
+            const bool is_expected = listed != expected.end();
+            (o.passed ? passed : failed) += 1;
+            frozen += o.passed && o.frozen > 0 ? 1 : 0;
+            per_category[category].cases += 1;
+            per_category[category].passed += o.passed ? 1 : 0;
+            for (const std::string& op : ops_of(dir)) {
+                per_op[op].cases += 1;
+                per_op[op].passed += o.passed ? 1 : 0;
+            }
+            if (crashed) unexpected.push_back(name + ": " + o.reason);
+            else if (!o.passed && !is_expected) unexpected.push_back(name + ": unexpected failure: " + o.reason);
+            else if (o.passed && is_expected) unexpected.push_back(name + ": unexpected pass (remove it from the expected-failure list)");
+            if (verbose) std::printf("%s %s%s%s\n", o.passed ? "PASS" : "FAIL", name.c_str(), o.passed ? "" : ": ", o.reason.c_str());
+            if (emit && !o.passed) std::printf("EXPECT %s  %s\n", name.c_str(), o.reason.c_str());
+        }
+    }
+    for (const auto& [name, reason] : expected)
+        if (!seen.count(name) && filter.empty()) unexpected.push_back(name + ": listed as expected to fail but no such case");
+
+    std::printf("\n%-36s %6s %6s %6s\n", "op", "cases", "passed", "failed");
+    for (const auto& [op, row] : per_op) std::printf("%-36s %6d %6d %6d\n", op.c_str(), row.cases, row.passed, row.cases - row.passed);
+    std::printf("\n%-36s %6s %6s %6s\n", "category", "cases", "passed", "failed");
+    for (const auto& [cat, row] : per_category) std::printf("%-36s %6d %6d %6d\n", cat.c_str(), row.cases, row.passed, row.cases - row.passed);
+    std::printf("\n%d of the passes had inputs fixed by value at compile time (compile_options::input_values)\n", frozen);
+    for (const std::string& u : unexpected) std::printf("UNEXPECTED %s\n", u.c_str());
+    std::printf("%d passed, %d failed\n", passed, failed);
+    return unexpected.empty() ? 0 : 1;
+}

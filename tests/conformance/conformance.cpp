@@ -98,6 +98,9 @@ double element(const ember::tensor& t, std::size_t i) {
         case ember::dtype::int16: return static_cast<double>(reinterpret_cast<const std::int16_t*>(p)[i]);
         case ember::dtype::int32: return static_cast<double>(reinterpret_cast<const std::int32_t*>(p)[i]);
         case ember::dtype::int64: return static_cast<double>(reinterpret_cast<const std::int64_t*>(p)[i]);
+        case ember::dtype::uint16: return static_cast<double>(reinterpret_cast<const std::uint16_t*>(p)[i]);
+        case ember::dtype::uint32: return static_cast<double>(reinterpret_cast<const std::uint32_t*>(p)[i]);
+        case ember::dtype::uint64: return static_cast<double>(reinterpret_cast<const std::uint64_t*>(p)[i]);
         case ember::dtype::boolean: return reinterpret_cast<const std::uint8_t*>(p)[i] != 0 ? 1.0 : 0.0;
         case ember::dtype::undefined: break;
     }

@@ -27,6 +27,9 @@ enum class dtype : std::uint8_t {
     int32,
     int64,
     boolean,
+    uint16,
+    uint32,
+    uint64,
 };
 
 [[nodiscard]] constexpr std::size_t size_of(dtype t) noexcept {
@@ -41,6 +44,9 @@ enum class dtype : std::uint8_t {
         case dtype::int32: return 4;
         case dtype::int64: return 8;
         case dtype::boolean: return 1;
+        case dtype::uint16: return 2;
+        case dtype::uint32: return 4;
+        case dtype::uint64: return 8;
         case dtype::undefined: return 0;
     }
     return 0;
@@ -58,6 +64,9 @@ enum class dtype : std::uint8_t {
         case dtype::int32: return "int32";
         case dtype::int64: return "int64";
         case dtype::boolean: return "bool";
+        case dtype::uint16: return "uint16";
+        case dtype::uint32: return "uint32";
+        case dtype::uint64: return "uint64";
         case dtype::undefined: return "undefined";
     }
     return "undefined";
@@ -167,6 +176,9 @@ EMBER_DETAIL_DTYPE_OF(std::int16_t, int16)
 EMBER_DETAIL_DTYPE_OF(std::int32_t, int32)
 EMBER_DETAIL_DTYPE_OF(std::int64_t, int64)
 EMBER_DETAIL_DTYPE_OF(bool, boolean)
+EMBER_DETAIL_DTYPE_OF(std::uint16_t, uint16)
+EMBER_DETAIL_DTYPE_OF(std::uint32_t, uint32)
+EMBER_DETAIL_DTYPE_OF(std::uint64_t, uint64)
 #undef EMBER_DETAIL_DTYPE_OF
 } // namespace detail
 
@@ -188,6 +200,9 @@ bool visit_dtype(dtype t, Fn&& fn) {
         case dtype::int32: fn(std::int32_t{}); return true;
         case dtype::int64: fn(std::int64_t{}); return true;
         case dtype::boolean: fn(bool{}); return true;
+        case dtype::uint16: fn(std::uint16_t{}); return true;
+        case dtype::uint32: fn(std::uint32_t{}); return true;
+        case dtype::uint64: fn(std::uint64_t{}); return true;
         case dtype::undefined: return false;
     }
     return false;

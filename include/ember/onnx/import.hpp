@@ -52,12 +52,15 @@ struct load_options {
         case 1: return dtype::float32;
         case 2: return dtype::uint8;
         case 3: return dtype::int8;
+        case 4: return dtype::uint16;
         case 5: return dtype::int16;
         case 6: return dtype::int32;
         case 7: return dtype::int64;
         case 9: return dtype::boolean;
         case 10: return dtype::float16;
         case 11: return dtype::float64;
+        case 12: return dtype::uint32;
+        case 13: return dtype::uint64;
         case 16: return dtype::bfloat16;
         default: return dtype::undefined;
     }
@@ -228,8 +231,22 @@ private:
             case dtype::int8: return narrow(std::int8_t{});
             case dtype::uint8:
             case dtype::boolean: return narrow(std::uint8_t{});
+            case dtype::uint16:
             case dtype::float16:
             case dtype::bfloat16: return narrow(std::uint16_t{});  // int32_data holds the 16 bits
+            case dtype::uint32:
+            case dtype::uint64: {
+                if (status s = check_count(p.uint64_data, "uint64_data", what, n); s != status::ok || !dst) return s;
+                for (std::size_t i = 0; i < n; ++i) {
+                    if (type == dtype::uint64) {
+                        std::memcpy(dst + i * 8, &p.uint64_data[i], 8);
+                    } else {
+                        const auto v = static_cast<std::uint32_t>(p.uint64_data[i]);
+                        std::memcpy(dst + i * 4, &v, 4);
+                    }
+                }
+                return status::ok;
+            }
             case dtype::undefined: break;
         }
         return fail(status::unsupported_op, -1, "{}: element type {} is not supported", what, type);

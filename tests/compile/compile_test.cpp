@@ -222,3 +222,101 @@ TEST_CASE("compile: a failing allocator gives out_of_memory, not a crash") {
     CHECK_FALSE(p);
     CHECK(p.error().code == status::out_of_memory);
 }
+
+TEST_CASE("compile: input_values fix an input's value at compile time, so a shape input can be a graph input") {
+    graph_builder b("reshape_by_input");
+    const auto x = b.input("x", dtype::float32, {2, 3});
+    const auto target = b.input("target", dtype::int64, {2});
+    b.output(b.node("Reshape", {x, target}, {}, "r"), "y");
+    const ember::graph g = *std::move(b).build();
+
+    auto plain = ember::compile(g);
+    CHECK(plain.error().code == status::unsupported_op);
+    CHECK(contains(plain.error().message, "input 1 (shape) must be known at compile time"));
+
+    ember::compile_options options;
+    options.input_values = {{"target", ember::test::make<std::int64_t>({2}, {3, 2})}};
+    auto p = ember::compile(g, options);
+    REQUIRE_MESSAGE(p, p.error().message);
+    REQUIRE(p->input_count() == 1);  // the fixed input is no longer an input of the plan
+    CHECK(p->input(0).name == "x");
+    CHECK(p->output(0).dims == ember::shape{3, 2});
+    ember::session s(*p);
+    const float in[6] = {1, 2, 3, 4, 5, 6};
+    float out[6] = {};
+    REQUIRE(s.bind_input("x", in) == status::ok);
+    REQUIRE(s.bind_output(0, out) == status::ok);
+    REQUIRE(s.run() == status::ok);
+    CHECK(std::vector<float>(out, out + 6) == std::vector<float>{1, 2, 3, 4, 5, 6});
+
+    ember::compile_options wrong_type;
+    wrong_type.input_values = {{"target", ember::test::make<std::int32_t>({2}, {3, 2})}};
+    auto w = ember::compile(g, wrong_type);
+    CHECK(w.error().code == status::shape_mismatch);
+    CHECK(contains(w.error().message, "input 'target' is int64 but compile_options::input_values gives int32"));
+    ember::compile_options unknown;
+    unknown.input_values = {{"shape", ember::test::make<std::int64_t>({2}, {3, 2})}};
+    CHECK(contains(ember::compile(g, unknown).error().message, "compile_options::input_values names 'shape', which is not a graph input"));
+}
+
+namespace {
+// A user op whose kernel rejects negative data at run time through run_context::fail.
+struct check_positive_op {
+    static constexpr std::string_view onnx_name = "CheckPositive";
+    static constexpr std::string_view onnx_domain = "com.example";
+    static constexpr ember::op_flags flags = ember::op_flags::none;
+    struct attributes {};
+    static constexpr auto onnx_attributes = std::make_tuple();
+    struct args {
+        ember::operand x, y;
+        std::size_t n;
+    };
+    static ember::status infer(const attributes&, ember::infer_context& ctx) { return ember::infer_same_shape(ctx); }
+    static void kernel(const void* p, const ember::run_context& ctx) noexcept {
+        const auto& a = *static_cast<const args*>(p);
+        const float* x = ctx.at<const float>(a.x);
+        for (std::size_t i = 0; i < a.n; ++i)
+            if (x[i] < 0.0f) return ctx.fail(static_cast<std::uint8_t>(status::invalid_argument));
+        std::copy(x, x + a.n, ctx.at<float>(a.y));
+    }
+    static ember::status bind(const attributes&, ember::bind_context& ctx) {
+        ctx.emit(&kernel, args{ctx.input(0), ctx.output(0), static_cast<std::size_t>(ctx.input_shape(0).elements())});
+        return ember::status::ok;
+    }
+};
+} // namespace
+
+TEST_CASE("compile: a kernel's run-time failure stops run() with its status, and folding reports it") {
+    ember::op_registry ops;
+    ops.add<check_positive_op>();
+    ember::compile_options options;
+    options.custom_ops = &ops;
+
+    graph_builder b("checked");
+    const auto x = b.input("x", dtype::float32, {3});
+    const auto checked = b.node("CheckPositive", {x}, {}, "check");
+    b.output(b.node("Relu", {checked}, {}, "after"), "y");
+    ember::graph g = *std::move(b).build();
+    g.nodes[0].domain = "com.example";
+    auto p = ember::compile(g, options);
+    REQUIRE_MESSAGE(p, p.error().message);
+    ember::session s(*p);
+    const float good[3] = {1, 2, 3}, bad[3] = {1, -2, 3};
+    float out[3] = {-7, -7, -7};
+    REQUIRE(s.bind_output(0, out) == status::ok);
+    REQUIRE(s.bind_input(0, bad) == status::ok);
+    CHECK(s.run() == status::invalid_argument);
+    CHECK(out[0] == -7);  // the steps after the failing one did not run
+    REQUIRE(s.bind_input(0, good) == status::ok);
+    CHECK(s.run() == status::ok);  // the error does not stick to the session
+    CHECK(out[2] == 3);
+
+    graph_builder c("checked_constant");
+    const auto k = c.constant("k", ember::test::make_f32({2}, {1.0f, -1.0f}));
+    c.output(c.node("CheckPositive", {k}, {}, "check"), "y");
+    ember::graph gc = *std::move(c).build();
+    gc.nodes[0].domain = "com.example";
+    auto folded = ember::compile(gc, options);
+    CHECK(folded.error().code == status::invalid_argument);
+    CHECK(contains(folded.error().message, "'check' (CheckPositive): evaluating the node at compile time failed"));
+}

@@ -135,4 +135,18 @@ TEST_CASE("batch_normalization: training mode, spatial 0 and the statistics outp
     auto outputs = bn_fails(in, {}, 3);
     CHECK(outputs.error.code == status::unsupported_op);
     CHECK(outputs.error.message.find("output 1") != std::string::npos);
+
+    auto old_training = bn_fails(in, {attribute::of("is_test", 0)});
+    CHECK(old_training.error.code == status::unsupported_op);
+    CHECK(old_training.error.message.find("is_test = 0") != std::string::npos);
+}
+
+TEST_CASE("batch_normalization: opset 6's is_test = 1 and consumed_inputs are accepted (old PyTorch exports)") {
+    const std::vector<ember::tensor> in = with_x(ember::test::random_f32({1, 2, 3}, 2), params2());
+    auto plain = ember::test::run_node("BatchNormalization", in);
+    auto old = ember::test::run_node("BatchNormalization", in,
+                                     {attribute::of("is_test", 1), attribute::of("consumed_inputs", std::vector<std::int64_t>{0, 0, 0, 1, 1})});
+    REQUIRE_MESSAGE(old.compiled, old.error.message);
+    REQUIRE(plain.compiled);
+    CHECK(ember::test::values_f32(old.outputs[0]) == ember::test::values_f32(plain.outputs[0]));
 }

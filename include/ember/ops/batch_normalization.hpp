@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "ember/ops/op_support.hpp"
 
@@ -22,10 +23,13 @@ struct batch_normalization {
         float momentum = 0.9f;       // training only; accepted and ignored
         std::int64_t spatial = 1;    // opset < 9; only 1 (statistics per channel) is supported
         bool training_mode = false;  // opset 14; only 0 is supported
+        bool is_test = true;         // opset < 7 (PyTorch's old exports): only 1 (inference) is supported
+        std::vector<std::int64_t> consumed_inputs;  // opset < 6: an in-place hint, ignored
     };
     static constexpr auto onnx_attributes =
         std::make_tuple(attr("epsilon", &attributes::epsilon), attr("momentum", &attributes::momentum), attr("spatial", &attributes::spatial),
-                        attr("training_mode", &attributes::training_mode));
+                        attr("training_mode", &attributes::training_mode), attr("is_test", &attributes::is_test),
+                        attr("consumed_inputs", &attributes::consumed_inputs));
 
     struct args {
         operand x, scale, b, mean, var, y;
@@ -38,6 +42,7 @@ struct batch_normalization {
         for (std::size_t i = 0; i < 5; ++i)
             if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;
         if (a.training_mode) return ctx.fail(status::unsupported_op, "training_mode = 1 is not supported (inference only)");
+        if (!a.is_test) return ctx.fail(status::unsupported_op, "is_test = 0 (training) is not supported (inference only)");
         if (a.spatial != 1)
             return ctx.fail(status::unsupported_op, "spatial = {} is not supported (only 1: statistics per channel)", a.spatial);
         for (std::size_t k = 1; k < ctx.output_count(); ++k)

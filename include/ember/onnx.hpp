@@ -94,22 +94,26 @@ struct byte_reader {
 [[nodiscard]] inline result<graph> load_file(const std::string& path, const load_options& options = {}) {
     std::FILE* f = std::fopen(path.c_str(), "rb");
     if (!f) return error_info{status::io_error, -1, ember::detail::format("cannot open model file '{}'", path)};
-    long end = -1;
-    if (std::fseek(f, 0, SEEK_END) == 0) end = std::ftell(f);
-    if (end < 0 || std::fseek(f, 0, SEEK_SET) != 0) {
-        std::fclose(f);
-        return error_info{status::io_error, -1, ember::detail::format("cannot determine the size of '{}'", path)};
+    // Read in chunks to the end rather than trusting ftell, which a folder or a pipe gets wrong.
+    std::vector<std::uint8_t> bytes;
+    bool ok = true;
+    for (;;) {
+        constexpr std::size_t chunk = std::size_t{1} << 20;
+        const std::size_t at = bytes.size();
+        if (at > options.max_model_bytes) break;
+        bytes.resize(at + chunk);
+        const std::size_t got = std::fread(bytes.data() + at, 1, chunk, f);
+        bytes.resize(at + got);
+        if (got < chunk) {
+            ok = std::ferror(f) == 0;
+            break;
+        }
     }
-    if (static_cast<std::uint64_t>(end) > options.max_model_bytes) {
-        std::fclose(f);
-        return error_info{status::invalid_model, -1,
-                          ember::detail::format("'{}' is {} bytes, more than load_options::max_model_bytes ({})", path, end,
-                                                options.max_model_bytes)};
-    }
-    std::vector<std::uint8_t> bytes(static_cast<std::size_t>(end));
-    const bool ok = bytes.empty() || std::fread(bytes.data(), 1, bytes.size(), f) == bytes.size();
     std::fclose(f);
-    if (!ok) return error_info{status::io_error, -1, ember::detail::format("cannot read '{}'", path)};
+    if (!ok) return error_info{status::io_error, -1, ember::detail::format("cannot read '{}' (is it a folder?)", path)};
+    if (bytes.size() > options.max_model_bytes)
+        return error_info{status::invalid_model, -1,
+                          ember::detail::format("'{}' is more than load_options::max_model_bytes ({}) bytes", path, options.max_model_bytes)};
     load_options with_dir = options;
     if (with_dir.base_directory.empty()) {
         const std::size_t slash = path.find_last_of("/\\");

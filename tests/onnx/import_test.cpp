@@ -478,6 +478,11 @@ TEST_CASE("onnx/import: load_file and load(reader) report missing files and shor
     auto big = load(m, small);
     CHECK(big.error().code == status::invalid_model);
     CHECK(contains(big.error().message, "max_model_bytes"));
+
+    // a folder opens like a file on Linux, and ftell would call it 2^63 bytes long
+    auto folder = ember::onnx::load_file("/tmp");
+    CHECK(folder.error().code == status::io_error);
+    CHECK(contains(folder.error().message, "cannot read '/tmp'"));
 }
 
 TEST_CASE("onnx/import: a model truncated at every byte is an error, never a crash") {

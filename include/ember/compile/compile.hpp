@@ -22,6 +22,7 @@
 #include "ember/ops/copy.hpp"
 #include "ember/ops/op_list.hpp"
 #include "ember/ops/registry.hpp"
+#include "ember/ops/subgraph.hpp"
 #include "ember/runtime/plan.hpp"
 #include "ember/status.hpp"
 
@@ -69,11 +70,19 @@ struct compile_options {
 
 namespace detail {
 
+/// The ops that compile subgraphs (If, Loop, Scan): they call compile() for their bodies, so they
+/// live in ops/control_flow.hpp, included at the end of this header, not in ops::builtin.
+inline const op_entry* find_control_flow_op(std::string_view name, std::string_view domain) noexcept;
+
 class compiler {
 public:
-    compiler(const graph& g, const compile_options& options) : g_(g), options_(options), diag_(options.log) {}
+    compiler(const graph& g, const compile_options& options)
+        : src_(g), g_(*implicit_or_self(g)), options_(options), diag_(options.log) {}
 
     result<plan> run() {
+        if (prepare_error_.code != status::ok) return prepare_error_;
+        if (&g_ != &src_)
+            if (result<std::vector<std::uint32_t>> checked = validate(src_); !checked) return checked.error();
         result<std::vector<std::uint32_t>> order = validate(g_);
         if (!order) return order.error();
         order_ = std::move(*order);
@@ -181,7 +190,7 @@ private:
         for (std::size_t v = 0; v < g_.values.size(); ++v) {
             const value& val = g_.values[v];
             if (val.kind != value_kind::constant) continue;
-            const tensor& t = g_.constants[static_cast<std::size_t>(val.constant)];
+            const tensor& t = src_.constants[static_cast<std::size_t>(val.constant)];
             if (t.empty()) return diag_.fail(status::invalid_model, "constant '{}' holds no tensor", val.name);
             values_[v] = value_state{true, t.type(), t.dims(), &t};
         }
@@ -200,7 +209,8 @@ private:
     const op_entry* find_op(const node& n) const noexcept {
         if (options_.custom_ops)
             if (const op_entry* e = options_.custom_ops->find(n.op_type, n.domain)) return e;
-        return ops::find_builtin(n.op_type, n.domain);
+        if (const op_entry* e = ops::find_builtin(n.op_type, n.domain)) return e;
+        return find_control_flow_op(n.op_type, n.domain);
     }
 
     status infer_nodes() {
@@ -504,6 +514,15 @@ private:
         std::size_t slot;
     };
 
+    // g_ is src_, or (when nodes have subgraphs) a copy of its structure whose subgraph nodes list
+    // the values their bodies capture as extra inputs (ops/subgraph.hpp); constants stay in src_.
+    const graph* implicit_or_self(const graph& g) {
+        const graph* p = with_implicit_inputs(g, prepared_, prepare_error_);
+        return p ? p : &g;
+    }
+    const graph& src_;
+    graph prepared_;
+    error_info prepare_error_;
     const graph& g_;
     const compile_options& options_;
     diagnostics diag_;
@@ -535,3 +554,6 @@ private:
 }
 
 EMBER_NAMESPACE_END
+
+// If, Loop and Scan compile their bodies with compile(), so they come after it.
+#include "ember/ops/control_flow.hpp"

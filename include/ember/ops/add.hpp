@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Add (ONNX opset 7+, numpy broadcasting): y = a + b.
+// Add (ONNX opset 6+, numpy broadcasting from opset 7; before it the legacy broadcast/axis
+// attributes): y = a + b. Integers wrap (two's complement) instead of overflowing.
 #pragma once
 
+#include <cstdint>
 #include <type_traits>
 
 #include "ember/ops/binary.hpp"
@@ -9,19 +11,28 @@
 EMBER_NAMESPACE_BEGIN
 namespace ops {
 
+/// The dtypes of Add, Sub, Mul and Div: 8- and 16-bit integers from opset 14, bfloat16 from 13.
+inline dtype_set arithmetic_types(std::int64_t opset) noexcept {
+    return types::with_bf16(opset >= 14 ? types::numeric : types::arithmetic_7, opset);
+}
+inline constexpr dtype_set arithmetic_supported = types::numeric | types::bf16;
+
 struct add_fn {
+    static dtype_set types(std::int64_t opset) noexcept { return arithmetic_types(opset); }
+    static constexpr dtype_set supported = arithmetic_supported;
     template <class T>
     T operator()(T a, T b) const noexcept {
-        if constexpr (std::is_integral_v<T>) {  // wraps like two's complement instead of UB
-            using U = std::make_unsigned_t<T>;
-            return static_cast<T>(static_cast<U>(static_cast<U>(a) + static_cast<U>(b)));
-        } else {
+        if constexpr (std::is_integral_v<T>)
+            return wrap_add(a, b);
+        else
             return a + b;
-        }
     }
 };
 
-EMBER_DETAIL_BINARY_OP(add, "Add", add_fn);
+struct add : binary_op<add_fn, true> {
+    static constexpr std::string_view onnx_name = "Add";
+    static constexpr auto onnx_attributes = legacy_broadcast_attributes();
+};
 
 } // namespace ops
 EMBER_NAMESPACE_END

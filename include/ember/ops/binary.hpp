@@ -1,12 +1,30 @@
 // SPDX-License-Identifier: Apache-2.0
-// Shared machinery of the element-wise binary ops with numpy broadcasting (Add, Sub, Mul, Div):
-// shape inference, broadcast strides computed once at compile time, and one reference kernel per
-// (dtype, function) pair, chosen at bind time.
+// Shared machinery of the element-wise binary ops with numpy broadcasting (Add, Sub, Mul, Div,
+// Pow, Mod, the comparisons, And/Or/Xor, BitShift, PRelu): shape inference, broadcast strides
+// computed once at compile time, and one reference kernel per (dtypes, function) chosen at bind
+// time. An op is a function object Fn (its members are the ONNX attributes) plus a short struct:
+//
+//     struct add_fn {
+//         static dtype_set types(std::int64_t opset);          // accepted dtypes of input 0
+//         template <class T> T operator()(T a, T b) const noexcept;   // T: compute type
+//     };
+//     struct add : binary_op<add_fn> { static constexpr std::string_view onnx_name = "Add"; ... };
+//
+// Optional members of Fn: `output` (a fixed output dtype, e.g. bool for Less), `second_types`
+// (input 1 has its own dtypes, e.g. Pow's exponent; otherwise both inputs share one dtype),
+// `supported`/`second_supported` (the dtypes that get a kernel at all), `check(ctx)` (attribute
+// constraints). Ops that existed before opset 7 also take the legacy `broadcast`/`axis`
+// attributes (legacy_broadcast_attributes()): B's shape matches a run of A's dimensions.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+#include <tuple>
+#include <type_traits>
+#include <utility>
 
+#include "ember/ops/element_types.hpp"
 #include "ember/ops/op_support.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -32,7 +50,8 @@ inline void broadcast_strides(const shape& in, const shape& out, std::int64_t* s
         strides[i] = i < lead || in[i - lead] == 1 ? 0 : own[i - lead];
 }
 
-inline broadcast_args make_broadcast_args(const bind_context& ctx) {
+/// The plan for inputs of shapes a and b (as broadcast; see legacy broadcasting) into output 0.
+inline broadcast_args make_broadcast_args(const bind_context& ctx, const shape& a, const shape& b) {
     broadcast_args args;
     args.a = ctx.input(0);
     args.b = ctx.input(1);
@@ -40,16 +59,18 @@ inline broadcast_args make_broadcast_args(const bind_context& ctx) {
     const shape& out = ctx.output_shape(0);
     args.rank = static_cast<std::uint32_t>(out.rank());
     for (std::size_t i = 0; i < out.rank(); ++i) args.dims[i] = out[i];
-    broadcast_strides(ctx.input_shape(0), out, args.a_strides);
-    broadcast_strides(ctx.input_shape(1), out, args.b_strides);
+    broadcast_strides(a, out, args.a_strides);
+    broadcast_strides(b, out, args.b_strides);
     args.count = out.elements();
     return args;
 }
+inline broadcast_args make_broadcast_args(const bind_context& ctx) { return make_broadcast_args(ctx, ctx.input_shape(0), ctx.input_shape(1)); }
 
 /// The definition of every broadcasting binary op: y[i] = fn(a[ia], b[ib]) with a multi-index
-/// counter over the output. y may alias a when a is not broadcast.
-template <class T, class Fn>
-void broadcast_reference(const broadcast_args& args, const T* a, const T* b, T* y, Fn fn) noexcept {
+/// counter over the output. y may alias a when a is not broadcast (each element is read before
+/// it is written).
+template <class A, class B, class Y, class Fn>
+void broadcast_reference(const broadcast_args& args, const A* a, const B* b, Y* y, Fn fn) noexcept {
     if (args.count == 0) return;
     if (args.rank == 0) {
         y[0] = fn(a[0], b[0]);
@@ -80,45 +101,178 @@ void broadcast_kernel(const void* p, const run_context& ctx) noexcept {
     broadcast_reference(args, ctx.at<const T>(args.a), ctx.at<const T>(args.b), ctx.at<T>(args.y), Fn{});
 }
 
-/// infer() of a broadcasting binary op over the numeric types float32/float64/int32/int64.
-inline status infer_broadcast_binary(infer_context& ctx) {
-    if (status s = ctx.expect_inputs(2, 2); s != status::ok) return s;
-    if (status s = ctx.expect_type(0, {dtype::float32, dtype::float64, dtype::int32, dtype::int64}); s != status::ok) return s;
-    if (ctx.input_type(1) != ctx.input_type(0))
-        return ctx.fail(status::shape_mismatch, "inputs have different dtypes: {} and {}", ctx.input_type(0), ctx.input_type(1));
-    shape out;
-    if (!broadcast_shapes(ctx.input_shape(0), ctx.input_shape(1), out))
-        return ctx.fail(status::shape_mismatch, "shapes {} and {} do not broadcast", ctx.input_shape(0), ctx.input_shape(1));
-    ctx.set_output(0, ctx.input_type(0), out);
-    return status::ok;
-}
+// ---------------------------------------------------------------------------------------------
+// binary_op
 
-/// bind() of a broadcasting binary op whose function object is Fn (templated call operator).
+namespace elementwise_detail {
+template <class Fn, class = void>
+struct binary_output {
+    static constexpr dtype value = dtype::undefined;
+};
 template <class Fn>
-status bind_broadcast_binary(bind_context& ctx) {
-    kernel_fn fn = nullptr;
-    switch (ctx.input_type(0)) {
-        case dtype::float32: fn = &broadcast_kernel<float, Fn>; break;
-        case dtype::float64: fn = &broadcast_kernel<double, Fn>; break;
-        case dtype::int32: fn = &broadcast_kernel<std::int32_t, Fn>; break;
-        case dtype::int64: fn = &broadcast_kernel<std::int64_t, Fn>; break;
-        default: return ctx.fail(status::unsupported_op, "dtype {} is not supported", ctx.input_type(0));
+struct binary_output<Fn, std::void_t<decltype(Fn::output)>> {
+    static constexpr dtype value = Fn::output;
+};
+template <class Fn, class = void>
+struct has_second_types : std::false_type {};
+template <class Fn>
+struct has_second_types<Fn, std::void_t<decltype(Fn::second_types(std::int64_t{}))>> : std::true_type {};
+template <class Fn, class = void>
+struct binary_supported {
+    static constexpr dtype_set value = types::all;
+};
+template <class Fn>
+struct binary_supported<Fn, std::void_t<decltype(Fn::supported)>> {
+    static constexpr dtype_set value = Fn::supported;
+};
+template <class Fn, class = void>
+struct second_supported {
+    static constexpr dtype_set value = types::all;
+};
+template <class Fn>
+struct second_supported<Fn, std::void_t<decltype(Fn::second_supported)>> {
+    static constexpr dtype_set value = Fn::second_supported;
+};
+template <class Fn, class = void>
+struct has_binary_check : std::false_type {};
+template <class Fn>
+struct has_binary_check<Fn, std::void_t<decltype(std::declval<const Fn&>().check(std::declval<infer_context&>()))>> : std::true_type {};
+} // namespace elementwise_detail
+
+/// The legacy (opset < 7) broadcasting attributes; absent in models of opset 7 and later.
+struct legacy_broadcast {
+    std::optional<std::int64_t> broadcast;
+    std::optional<std::int64_t> axis;
+};
+
+/// Shapes of the two inputs as numpy broadcasting sees them, and the output shape. Before opset
+/// 7 (when `legacy` applies): without broadcast=1 the shapes must be equal; with it, B matches
+/// A's dimensions from `axis` on (default: B's trailing alignment), and is padded with 1s.
+inline status binary_shapes(const legacy_broadcast& legacy, bool legacy_op, infer_context& ctx, shape& a, shape& b, shape& out) {
+    a = ctx.input_shape(0);
+    b = ctx.input_shape(1);
+    if (legacy.broadcast || legacy.axis) {
+        if (!legacy_op || ctx.opset() >= 7)
+            return ctx.fail(status::invalid_model, "attributes 'broadcast' and 'axis' exist only before opset 7; the model has opset {}",
+                            ctx.opset());
     }
-    ctx.emit(fn, make_broadcast_args(ctx));
+    if (legacy_op && ctx.opset() < 7) {
+        if (legacy.broadcast.value_or(0) == 0) {
+            if (a != b)
+                return ctx.fail(status::shape_mismatch, "shapes {} and {} differ and broadcast is 0 (opset {} broadcasts only with broadcast=1)",
+                                a, b, ctx.opset());
+            out = a;
+            return status::ok;
+        }
+        if (b.rank() > a.rank())
+            return ctx.fail(status::shape_mismatch, "with broadcast=1, B {} must not have a higher rank than A {}", b, a);
+        const auto ra = static_cast<std::int64_t>(a.rank()), rb = static_cast<std::int64_t>(b.rank());
+        std::int64_t axis = legacy.axis.value_or(ra - rb);
+        if (axis < 0) axis += ra;
+        if (axis < 0 || axis + rb > ra)
+            return ctx.fail(status::invalid_model, "axis {} does not fit B {} into A {}", legacy.axis.value_or(ra - rb), b, a);
+        shape padded;
+        for (std::int64_t i = 0; i < ra; ++i) padded.push_back(i >= axis && i < axis + rb ? b[static_cast<std::size_t>(i - axis)] : 1);
+        for (std::size_t i = 0; i < a.rank(); ++i)
+            if (padded[i] != a[i] && padded[i] != 1)
+                return ctx.fail(status::shape_mismatch, "B {} does not match A {} from axis {}", b, a, axis);
+        b = padded;
+        out = a;
+        return status::ok;
+    }
+    if (!broadcast_shapes(a, b, out)) return ctx.fail(status::shape_mismatch, "shapes {} and {} do not broadcast", a, b);
     return status::ok;
 }
 
-/// Declares a broadcasting binary op struct `name` for ONNX op `onnx` with function object fn.
-#define EMBER_DETAIL_BINARY_OP(name, onnx, fn_type)                                                   \
-    struct name {                                                                                       \
-        static constexpr std::string_view onnx_name = onnx;                                             \
-        static constexpr op_flags flags = op_flags::elementwise | op_flags::in_place;                   \
-        struct attributes {};                                                                           \
-        static constexpr auto onnx_attributes = std::make_tuple();                                      \
-        using function = fn_type;                                                                       \
-        static status infer(const attributes&, infer_context& ctx) { return infer_broadcast_binary(ctx); } \
-        static status bind(const attributes&, bind_context& ctx) { return bind_broadcast_binary<fn_type>(ctx); } \
+template <class Fn>
+struct binary_args {
+    broadcast_args plan;
+    Fn fn;
+};
+
+/// y = fn(a, b) over the broadcast plan, computing in the inputs' compute types, stored as R.
+template <class Fn, class A, class B, class R>
+void binary_kernel(const void* p, const run_context& ctx) noexcept {
+    const auto& args = *static_cast<const binary_args<Fn>*>(p);
+    const Fn& fn = args.fn;
+    broadcast_reference(args.plan, ctx.at<const storage_t<A>>(args.plan.a), ctx.at<const storage_t<B>>(args.plan.b),
+                        ctx.at<storage_t<R>>(args.plan.y), [&fn](storage_t<A> a, storage_t<B> b) {
+                            return element<R>::store(static_cast<compute_t<R>>(fn(element<A>::load(a), element<B>::load(b))));
+                        });
+}
+
+/// A broadcasting binary op over Fn. `Legacy`: the op has the opset < 7 broadcast/axis attributes.
+template <class Fn, bool Legacy = false,
+          op_flags Flags = (elementwise_detail::binary_output<Fn>::value == dtype::undefined ? op_flags::elementwise | op_flags::in_place
+                                                                                             : op_flags::elementwise)>
+struct binary_op {
+    static constexpr op_flags flags = Flags;
+    struct attributes : Fn, legacy_broadcast {};
+    static constexpr auto onnx_attributes = std::make_tuple();
+
+    static dtype output_type(dtype a) noexcept {
+        constexpr dtype fixed = elementwise_detail::binary_output<Fn>::value;
+        return fixed == dtype::undefined ? a : fixed;
     }
+
+    static status infer(const attributes& attrs, infer_context& ctx) {
+        if (status s = ctx.expect_inputs(2, 2); s != status::ok) return s;
+        if (status s = expect_dtype(ctx, 0, Fn::types(ctx.opset()) & elementwise_detail::binary_supported<Fn>::value); s != status::ok) return s;
+        if constexpr (elementwise_detail::has_second_types<Fn>::value) {
+            if (status s = expect_dtype(ctx, 1, Fn::second_types(ctx.opset()) & elementwise_detail::second_supported<Fn>::value); s != status::ok)
+                return s;
+        } else if (ctx.input_type(1) != ctx.input_type(0)) {
+            return ctx.fail(status::shape_mismatch, "inputs have different dtypes: {} and {}", ctx.input_type(0), ctx.input_type(1));
+        }
+        if constexpr (elementwise_detail::has_binary_check<Fn>::value) {
+            if (status s = static_cast<const Fn&>(attrs).check(ctx); s != status::ok) return s;
+        }
+        shape a, b, out;
+        if (status s = binary_shapes(attrs, Legacy, ctx, a, b, out); s != status::ok) return s;
+        ctx.set_output(0, output_type(ctx.input_type(0)), out);
+        return status::ok;
+    }
+
+    template <class A>
+    using result_t = std::conditional_t<elementwise_detail::binary_output<Fn>::value == dtype::boolean, bool, A>;
+
+    template <class A, class B>
+    static kernel_fn kernel_for() noexcept {
+        if constexpr ((elementwise_detail::second_supported<Fn>::value & bit_of_type<B>) != 0)
+            return &binary_kernel<Fn, A, B, result_t<A>>;
+        else
+            return nullptr;
+    }
+
+    /// The kernel for input 0 of type A and input 1 of dtype b (null when not supported).
+    template <class A>
+    static kernel_fn pick_kernel(dtype b) noexcept {
+        if constexpr ((elementwise_detail::binary_supported<Fn>::value & bit_of_type<A>) == 0) {
+            return nullptr;
+        } else if constexpr (elementwise_detail::has_second_types<Fn>::value) {
+            kernel_fn k = nullptr;
+            visit_dtype(b, [&k](auto tag_b) { k = kernel_for<A, decltype(tag_b)>(); });
+            return k;
+        } else {
+            return &binary_kernel<Fn, A, A, result_t<A>>;
+        }
+    }
+
+    static status bind(const attributes& attrs, bind_context& ctx) {
+        shape a, b, out;
+        if (status s = binary_shapes(attrs, Legacy, ctx, a, b, out); s != status::ok) return s;
+        kernel_fn k = nullptr;
+        visit_dtype(ctx.input_type(0), [&](auto tag_a) { k = pick_kernel<decltype(tag_a)>(ctx.input_type(1)); });
+        if (!k) return ctx.fail(status::unsupported_op, "dtypes {} and {} are not supported", ctx.input_type(0), ctx.input_type(1));
+        ctx.emit(k, binary_args<Fn>{make_broadcast_args(ctx, a, b), static_cast<const Fn&>(attrs)});
+        return status::ok;
+    }
+};
+
+/// onnx_attributes of an op that existed before opset 7 (Add, Sub, Mul, Div, Pow, And, ...).
+constexpr auto legacy_broadcast_attributes() noexcept {
+    return std::make_tuple(attr("broadcast", &legacy_broadcast::broadcast), attr("axis", &legacy_broadcast::axis));
+}
 
 } // namespace ops
 EMBER_NAMESPACE_END

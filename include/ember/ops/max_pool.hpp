@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// MaxPool (ONNX opset 1+), float32, 1 to 3 spatial dimensions: the largest value of each
+// MaxPool (ONNX opset 1+), float32, float64, float16, int8 and uint8 (opset 12), 1 to 3 spatial
+// dimensions: the largest value of each
 // (dilated) window, padding never taking part. The optional second output Indices (int64) holds
 // each maximum's position in the input flattened as a whole (batch and channel included, padding
 // not), row-major for storage_order 0 and with the spatial dimensions reversed for 1.
@@ -9,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "ember/ops/op_support.hpp"
@@ -46,7 +48,7 @@ struct max_pool {
 
     static status plan(const attributes& a, infer_context& ctx, args& g) {
         if (status s = ctx.expect_inputs(1, 1); s != status::ok) return s;
-        if (status s = ctx.expect_type(0, {dtype::float32}); s != status::ok) return s;
+        if (status s = ctx.expect_type(0, {dtype::float32, dtype::float64, dtype::float16, dtype::int8, dtype::uint8}); s != status::ok) return s;
         if (ctx.output_count() > 2) return ctx.fail(status::invalid_model, "expected 1 or 2 outputs (Y, Indices), got {}", ctx.output_count());
         const shape& x = ctx.input_shape(0);
         if (status s = expect_window_input(ctx, x, "X"); s != status::ok) return s;
@@ -78,24 +80,28 @@ struct max_pool {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
         const shape out = window_output_shape(ctx.input_shape(0), ctx.input_shape(0)[1], g.geo);
-        ctx.set_output(0, dtype::float32, out);
+        ctx.set_output(0, ctx.input_type(0), out);
         ctx.set_output(1, dtype::int64, out);
         return status::ok;
     }
 
     // The definition: the maximum over the window's positions inside the input, the first one
     // winning ties (and a NaN only when it comes first). A window lying wholly in the padding
-    // gives -inf and index -1. Planes (n, c) are split over the executor; indices may be null.
-    static void reference(const args& g, const float* x, float* y, std::int64_t* indices, const executor* ex) noexcept {
+    // gives -inf (the lowest value for integers) and index -1. Planes (n, c) are split over the
+    // executor; indices may be null. float16 compares through float.
+    template <class T>
+    static void reference(const args& g, const T* x, T* y, std::int64_t* indices, const executor* ex) noexcept {
+        using C = std::conditional_t<std::is_same_v<T, float16>, float, T>;  // the comparison type
+        constexpr C lowest = std::numeric_limits<C>::has_infinity ? -std::numeric_limits<C>::infinity() : std::numeric_limits<C>::lowest();
         const window_geometry& G = g.geo;
         const std::int64_t in_size = G.in_size(), out_size = G.out_size();
         parallel_for(ex, static_cast<std::size_t>(g.planes), [&](std::size_t begin, std::size_t end) {
             for (auto plane = static_cast<std::int64_t>(begin); plane < static_cast<std::int64_t>(end); ++plane) {
-                const float* xp = x + plane * in_size;
+                const T* xp = x + plane * in_size;
                 for (std::int64_t o0 = 0; o0 < G.out[0]; ++o0)
                     for (std::int64_t o1 = 0; o1 < G.out[1]; ++o1)
                         for (std::int64_t o2 = 0; o2 < G.out[2]; ++o2) {
-                            float best = -std::numeric_limits<float>::infinity();
+                            C best = lowest;
                             std::int64_t best_index = -1;
                             for (std::int64_t k0 = 0; k0 < G.kernel[0]; ++k0) {
                                 const std::int64_t i0 = o0 * G.stride[0] - G.pad_begin[0] + k0 * G.dilation[0];
@@ -106,7 +112,7 @@ struct max_pool {
                                     for (std::int64_t k2 = 0; k2 < G.kernel[2]; ++k2) {
                                         const std::int64_t i2 = o2 * G.stride[2] - G.pad_begin[2] + k2 * G.dilation[2];
                                         if (i2 < 0 || i2 >= G.in[2]) continue;
-                                        const float v = xp[(i0 * G.in[1] + i1) * G.in[2] + i2];
+                                        const C v = static_cast<C>(xp[(i0 * G.in[1] + i1) * G.in[2] + i2]);
                                         if (best_index < 0 || v > best) {
                                             best = v;
                                             best_index = i0 * g.index_stride[0] + i1 * g.index_stride[1] + i2 * g.index_stride[2];
@@ -115,16 +121,17 @@ struct max_pool {
                                 }
                             }
                             const std::int64_t o = plane * out_size + (o0 * G.out[1] + o1) * G.out[2] + o2;
-                            y[o] = best;
+                            y[o] = static_cast<T>(best);
                             if (indices) indices[o] = best_index < 0 ? -1 : plane * in_size + best_index;
                         }
             }
         });
     }
 
+    template <class T>
     static void kernel(const void* p, const run_context& ctx) noexcept {
         const auto& g = *static_cast<const args*>(p);
-        reference(g, ctx.at<const float>(g.x), ctx.at<float>(g.y), g.has_indices ? ctx.at<std::int64_t>(g.indices) : nullptr, ctx.exec);
+        reference<T>(g, ctx.at<const T>(g.x), ctx.at<T>(g.y), g.has_indices ? ctx.at<std::int64_t>(g.indices) : nullptr, ctx.exec);
     }
 
     static status bind(const attributes& a, bind_context& ctx) {
@@ -134,7 +141,13 @@ struct max_pool {
         g.y = ctx.output(0);
         g.has_indices = ctx.has_output(1);
         if (g.has_indices) g.indices = ctx.output(1);
-        ctx.emit(&kernel, g);
+        switch (ctx.input_type(0)) {
+            case dtype::float64: ctx.emit(&kernel<double>, g); break;
+            case dtype::float16: ctx.emit(&kernel<float16>, g); break;
+            case dtype::int8: ctx.emit(&kernel<std::int8_t>, g); break;
+            case dtype::uint8: ctx.emit(&kernel<std::uint8_t>, g); break;
+            default: ctx.emit(&kernel<float>, g); break;
+        }
         return status::ok;
     }
 };

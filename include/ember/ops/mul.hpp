@@ -1,27 +1,32 @@
 // SPDX-License-Identifier: Apache-2.0
-// Mul (ONNX opset 7+, numpy broadcasting): y = a * b.
+// Mul (ONNX opset 6+, numpy broadcasting from opset 7; before it the legacy broadcast/axis
+// attributes): y = a * b. Integers wrap (two's complement) instead of overflowing.
 #pragma once
 
+#include <cstdint>
 #include <type_traits>
 
-#include "ember/ops/binary.hpp"
+#include "ember/ops/add.hpp"
 
 EMBER_NAMESPACE_BEGIN
 namespace ops {
 
 struct mul_fn {
+    static dtype_set types(std::int64_t opset) noexcept { return arithmetic_types(opset); }
+    static constexpr dtype_set supported = arithmetic_supported;
     template <class T>
     T operator()(T a, T b) const noexcept {
-        if constexpr (std::is_integral_v<T>) {  // wraps like two's complement instead of UB
-            using U = std::make_unsigned_t<T>;
-            return static_cast<T>(static_cast<U>(static_cast<U>(a) * static_cast<U>(b)));
-        } else {
+        if constexpr (std::is_integral_v<T>)
+            return wrap_mul(a, b);
+        else
             return a * b;
-        }
     }
 };
 
-EMBER_DETAIL_BINARY_OP(mul, "Mul", mul_fn);
+struct mul : binary_op<mul_fn, true> {
+    static constexpr std::string_view onnx_name = "Mul";
+    static constexpr auto onnx_attributes = legacy_broadcast_attributes();
+};
 
 } // namespace ops
 EMBER_NAMESPACE_END

@@ -1,29 +1,28 @@
 // SPDX-License-Identifier: Apache-2.0
-// Relu (ONNX opset 6+): y = max(x, 0).
+// Relu (ONNX opset 6+): y = max(x, 0). float16/float32/float64 (bfloat16 from opset 13), and
+// int8/int16/int32/int64 from opset 14. NaN passes through, as in ONNX Runtime.
 #pragma once
 
-#include <cstddef>
+#include <cstdint>
 
 #include "ember/ops/unary.hpp"
 
 EMBER_NAMESPACE_BEGIN
 namespace ops {
 
-struct relu {
-    static constexpr std::string_view onnx_name = "Relu";
-    static constexpr op_flags flags = op_flags::elementwise | op_flags::in_place | op_flags::epilogue;
-
-    struct attributes {};
-    static constexpr auto onnx_attributes = std::make_tuple();
-
-    static status infer(const attributes&, infer_context& ctx) { return infer_unary_f32(ctx); }
-
-    // The definition; x and y may alias. Written so that NaN passes through, as in ONNX Runtime.
-    static void reference(const attributes&, const float* x, float* y, std::size_t n) noexcept {
-        for (std::size_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];
+struct relu_fn {
+    static dtype_set types(std::int64_t opset) noexcept {
+        return types::with_bf16(types::floats, opset) | (opset >= 14 ? types::signed_ints : 0);
     }
+    static constexpr dtype_set supported = types::floats | types::bf16 | types::signed_ints;
+    template <class T>
+    T operator()(T x) const noexcept {
+        return x < T(0) ? T(0) : x;
+    }
+};
 
-    static status bind(const attributes& a, bind_context& ctx) { return bind_unary_f32<relu>(a, ctx); }
+struct relu : unary_op<relu_fn, op_flags::elementwise | op_flags::in_place | op_flags::epilogue> {
+    static constexpr std::string_view onnx_name = "Relu";
 };
 
 } // namespace ops

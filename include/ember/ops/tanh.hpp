@@ -1,29 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
-// Tanh (ONNX opset 6+): y = tanh(x).
+// Tanh (ONNX opset 6+): y = tanh(x). float16/float32/float64 (bfloat16 from opset 13).
 #pragma once
 
 #include <cmath>
-#include <cstddef>
+#include <cstdint>
 
 #include "ember/ops/unary.hpp"
 
 EMBER_NAMESPACE_BEGIN
 namespace ops {
 
-struct tanh {
-    static constexpr std::string_view onnx_name = "Tanh";
-    static constexpr op_flags flags = op_flags::elementwise | op_flags::in_place | op_flags::epilogue;
-
-    struct attributes {};
-    static constexpr auto onnx_attributes = std::make_tuple();
-
-    static status infer(const attributes&, infer_context& ctx) { return infer_unary_f32(ctx); }
-
-    static void reference(const attributes&, const float* x, float* y, std::size_t n) noexcept {
-        for (std::size_t i = 0; i < n; ++i) y[i] = std::tanh(x[i]);
+struct tanh_fn {
+    static dtype_set types(std::int64_t opset) noexcept { return types::with_bf16(types::floats, opset); }
+    static constexpr dtype_set supported = types::floats | types::bf16;
+    template <class T>
+    T operator()(T x) const noexcept {
+        return std::tanh(x);
     }
+};
 
-    static status bind(const attributes& a, bind_context& ctx) { return bind_unary_f32<tanh>(a, ctx); }
+struct tanh : unary_op<tanh_fn, op_flags::elementwise | op_flags::in_place | op_flags::epilogue> {
+    static constexpr std::string_view onnx_name = "Tanh";
 };
 
 } // namespace ops

@@ -4,7 +4,8 @@
 # apt packages that are missing, then configures, builds and runs ctest twice: with g++ in
 # build/gcc, then with clang++ in build/clang. Release with -O2 (not -O3 -DNDEBUG), so
 # EMBER_ASSERT stays on. The benchmarks are built (so they keep compiling) but not run. Exits
-# non-zero on the first failure; the last lines are ctest's summary.
+# non-zero on the first failure; the last lines are ctest's summary. ONNX's conformance suite
+# (libonnx-testdata) and, when ../shared/anchors is there, the model zoo run as part of ctest.
 #
 #     bash tools/test.sh
 set -euo pipefail
@@ -14,6 +15,13 @@ bash tools/install_packages.sh \
     cmake ninja-build g++ clang \
     doctest-dev libxsimd-dev libeigen3-dev libstb-dev libbenchmark-dev python3 \
     libonnx-testdata
+
+# The model tests (ctest label "models") need the anchor zoo: torch exports of resnet18 & co. and
+# onnxruntime-node, made by the team's shared scripts beside this repository. Without them the
+# test says it is skipped and why; a failed setup is reported here, not hidden.
+if [ -f ../shared/anchors/setup.sh ]; then
+    bash ../shared/anchors/setup.sh || echo "test.sh: warning: ../shared/anchors/setup.sh failed; models.anchor_zoo will be skipped"
+fi
 
 jobs="$(nproc 2>/dev/null || echo 2)"
 

@@ -17,7 +17,7 @@ from pathlib import Path
 OUT = Path(__file__).resolve().parent.parent / "tests" / "conformance" / "expected_failures.txt"
 
 RANDOM_OPS = {"Bernoulli", "RandomNormal", "RandomNormalLike", "RandomUniform", "RandomUniformLike", "Multinomial"}
-STRING_OPS = {"StringNormalizer", "TfIdfVectorizer", "RegexFullMatch", "StringConcat", "StringSplit", "LabelEncoder"}
+STRING_OPS = {"StringNormalizer", "RegexFullMatch", "StringConcat", "StringSplit", "LabelEncoder"}
 SEQUENCE_OPS = {"SequenceAt", "SequenceConstruct", "SequenceEmpty", "SequenceErase", "SequenceInsert", "SequenceLength",
                 "SequenceMap", "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalGetElement", "OptionalHasElement"}
 
@@ -50,6 +50,11 @@ def reason_for(message: str) -> str:
         return f"op {name} not implemented yet"
     if "training_mode" in message or "is_test = 0" in message:
         return "training mode: inference engine"
+    if "input 'like' is declared" in message:
+        return "test data: input 'like' is stored with another shape than the model declares, which ember refuses"
+    if "(bfloat16)" in message and "expected" in message:
+        return ("test data: ONNX 1.12 made its float->bfloat16 reference by truncation; ember rounds to nearest even, "
+                "as ONNX Runtime and later ONNX test data do")
     if "must be known at compile time" in message:
         return "data-dependent shape: static plan (" + message.split(": ", 1)[-1] + ")"
     return "not supported yet: " + message

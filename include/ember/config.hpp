@@ -34,6 +34,22 @@
 #endif
 #endif
 
+// Where the built-in op table is compiled. ops::find_builtin() (and the If/Loop/Scan lookup)
+// instantiate every op's kernels: about a minute of -O2 compile time per translation unit with
+// ~160 ops. By default they are inline, so each TU that calls compile() pays for it. Define
+// EMBER_OP_TABLE_IN_ONE_TU for the whole target and EMBER_OP_TABLE_IMPLEMENTATION before the
+// first ember include in exactly one .cpp: the lookups are then compiled in that file only.
+#if defined(EMBER_OP_TABLE_IN_ONE_TU) && !defined(EMBER_OP_TABLE_IMPLEMENTATION)
+#define EMBER_DETAIL_OP_TABLE_DECLARE_ONLY 1
+#define EMBER_DETAIL_OP_TABLE_LINKAGE
+#elif defined(EMBER_OP_TABLE_IN_ONE_TU)
+#define EMBER_DETAIL_OP_TABLE_DECLARE_ONLY 0
+#define EMBER_DETAIL_OP_TABLE_LINKAGE
+#else
+#define EMBER_DETAIL_OP_TABLE_DECLARE_ONLY 0
+#define EMBER_DETAIL_OP_TABLE_LINKAGE inline
+#endif
+
 // Programmer errors (an index out of range, a broken planner invariant) go to EMBER_ASSERT:
 // on in debug builds, off with NDEBUG, replaceable by defining it before including ember.
 #ifndef EMBER_ASSERT

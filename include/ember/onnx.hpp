@@ -23,6 +23,7 @@
 
 #include "ember/config.hpp"
 #include "ember/core/tensor.hpp"
+#include "ember/detail/read_file.hpp"
 #include "ember/graph/graph.hpp"
 #include "ember/onnx/import.hpp"
 #include "ember/onnx/model.hpp"
@@ -92,25 +93,12 @@ struct byte_reader {
 /// Reads and parses a model file. External data is read relative to the file's folder unless
 /// options.base_directory says otherwise.
 [[nodiscard]] inline result<graph> load_file(const std::string& path, const load_options& options = {}) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return error_info{status::io_error, -1, ember::detail::format("cannot open model file '{}'", path)};
-    // Read in chunks to the end rather than trusting ftell, which a folder or a pipe gets wrong.
-    std::vector<std::uint8_t> bytes;
-    bool ok = true;
-    for (;;) {
-        constexpr std::size_t chunk = std::size_t{1} << 20;
-        const std::size_t at = bytes.size();
-        if (at > options.max_model_bytes) break;
-        bytes.resize(at + chunk);
-        const std::size_t got = std::fread(bytes.data() + at, 1, chunk, f);
-        bytes.resize(at + got);
-        if (got < chunk) {
-            ok = std::ferror(f) == 0;
-            break;
-        }
-    }
-    std::fclose(f);
-    if (!ok) return error_info{status::io_error, -1, ember::detail::format("cannot read '{}' (is it a folder?)", path)};
+    std::vector<unsigned char> bytes;
+    const ember::detail::read_file_status rs = ember::detail::read_whole_file(path, bytes, options.max_model_bytes);
+    if (rs == ember::detail::read_file_status::cannot_open)
+        return error_info{status::io_error, -1, ember::detail::format("cannot open model file '{}'", path)};
+    if (rs != ember::detail::read_file_status::ok)
+        return error_info{status::io_error, -1, ember::detail::format("cannot read '{}' (is it a folder?)", path)};
     if (bytes.size() > options.max_model_bytes)
         return error_info{status::invalid_model, -1,
                           ember::detail::format("'{}' is more than load_options::max_model_bytes ({}) bytes", path, options.max_model_bytes)};

@@ -32,6 +32,8 @@
 #include <ember/ember.hpp>
 #include <ember/onnx.hpp>
 
+#include "../support/read_file.hpp"
+
 namespace fs = std::filesystem;
 
 namespace {
@@ -40,15 +42,7 @@ constexpr const char* categories[] = {"node", "pytorch-converted", "pytorch-oper
 constexpr double rtol = 1e-3, atol = 1e-7;
 constexpr unsigned case_seconds = 120;
 
-bool read_file(const fs::path& path, std::string& out) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return false;
-    char buf[65536];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    std::fclose(f);
-    return true;
-}
+using ember::test::read_file;
 
 struct outcome {
     bool passed = false;

@@ -12,6 +12,7 @@
 #include <ember/onnx.hpp>
 
 #include "support/check.hpp"
+#include "support/read_file.hpp"
 
 using ember::status;
 
@@ -22,15 +23,7 @@ const std::string testdata_dir = EMBER_ONNX_TESTDATA_DIR;
 const std::string testdata_dir = "/usr/share/libonnx-testdata/data/node";
 #endif
 
-bool read_file(const std::string& path, std::string& out) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return false;
-    char buf[65536];
-    std::size_t n;
-    while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) out.append(buf, n);
-    std::fclose(f);
-    return true;
-}
+using ember::test::read_file;
 
 bool have_testdata() {
     std::string probe;

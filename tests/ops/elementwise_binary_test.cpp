@@ -16,10 +16,6 @@
 #include "support/check.hpp"
 
 using ember::attribute;
-using ember::test::make;
-using ember::test::make_f32;
-using ember::test::values_f32;
-using ember::test::values_of;
 using namespace ember::test::elementwise;
 
 namespace {

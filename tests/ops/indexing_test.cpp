@@ -32,76 +32,31 @@ using ember::shape;
 using ember::status;
 using ember::tensor;
 using ember::test::make;
+using ember::test::make_bool;
 using ember::test::make_f32;
 
-struct op_run {
-    ember::result<ember::plan> compiled = ember::error_info{status::invalid_argument, -1, "not compiled"};
-    std::vector<tensor> outputs;
-    ember::error_info error;         ///< compile error, when compiled is empty
-    status run_status = status::ok;  ///< what run() returned
-};
+using op_run = ember::test::node_run;
 
 // One node over the inputs: input i is a constant where constant[i] (missing entries: false),
 // a graph input otherwise; empty tensors are absent optional inputs. opset 0: the default.
+ember::test::node_setup setup_of(std::vector<bool> constant, std::size_t output_count, std::int64_t opset) {
+    ember::test::node_setup setup;
+    setup.opset = opset;
+    setup.constant = std::move(constant);
+    setup.output_count = output_count;
+    return setup;
+}
+
 op_run run_op(const std::string& op, const std::vector<tensor>& inputs, std::vector<bool> constant, std::vector<attribute> attrs = {},
               std::size_t output_count = 1, std::int64_t opset = 0) {
-    constant.resize(inputs.size(), false);
-    ember::graph_builder b("single_" + op);
-    std::vector<ember::value_id> ids;
-    std::vector<const tensor*> fed;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const std::string name = "in" + std::to_string(i);
-        if (inputs[i].empty()) {
-            ids.push_back(ember::no_value);
-        } else if (constant[i]) {
-            ids.push_back(b.constant(name, inputs[i]));
-        } else {
-            ids.push_back(b.input(name, inputs[i].type(), ember::partial_shape(inputs[i].dims())));
-            fed.push_back(&inputs[i]);
-        }
-    }
-    std::vector<ember::value_id> outs = b.nodes(op, ids, output_count, std::move(attrs), "node");
-    for (std::size_t k = 0; k < outs.size(); ++k) b.output(outs[k], "out" + std::to_string(k));
-    ember::result<ember::graph> g = std::move(b).build();
-    REQUIRE_MESSAGE(g, g.error().message);
-    if (opset != 0) g->opsets.push_back(ember::opset{"", opset});
-    op_run r;
-    r.compiled = ember::compile(*g);
-    if (!r.compiled) {
-        r.error = r.compiled.error();
-        return r;
-    }
-    const ember::plan& p = *r.compiled;
-    ember::session s(p);
-    REQUIRE(s.state() == status::ok);
-    for (std::size_t i = 0; i < fed.size(); ++i) REQUIRE(s.bind_input(i, fed[i]->bytes(), fed[i]->size_bytes()) == status::ok);
-    for (std::size_t k = 0; k < p.output_count(); ++k) {
-        ember::result<tensor> t = tensor::create(p.output(k).type, p.output(k).dims);
-        REQUIRE(t);
-        REQUIRE(s.bind_output(k, t->bytes(), t->size_bytes()) == status::ok);
-        r.outputs.push_back(std::move(*t));
-    }
-    r.run_status = s.run();
-    return r;
+    return ember::test::run_node_with(op, inputs, std::move(attrs), setup_of(std::move(constant), output_count, opset));
 }
 
 // Runs with the given constants (the rest graph inputs) and again with every input a constant
 // (the node folded at compile time); both must compile and run, and agree bit for bit.
 op_run run_both(const std::string& op, const std::vector<tensor>& inputs, std::vector<bool> constant = {}, std::vector<attribute> attrs = {},
                 std::size_t output_count = 1, std::int64_t opset = 0) {
-    op_run a = run_op(op, inputs, constant, attrs, output_count, opset);
-    REQUIRE_MESSAGE(a.compiled, a.error.message);
-    REQUIRE(a.run_status == status::ok);
-    op_run b = run_op(op, inputs, std::vector<bool>(inputs.size(), true), attrs, output_count, opset);
-    REQUIRE_MESSAGE(b.compiled, b.error.message);
-    REQUIRE(b.run_status == status::ok);
-    REQUIRE(a.outputs.size() == b.outputs.size());
-    for (std::size_t k = 0; k < a.outputs.size(); ++k) {
-        REQUIRE(a.outputs[k].dims() == b.outputs[k].dims());
-        REQUIRE(a.outputs[k].size_bytes() == b.outputs[k].size_bytes());
-        if (a.outputs[k].size_bytes() != 0) CHECK(std::memcmp(a.outputs[k].bytes(), b.outputs[k].bytes(), a.outputs[k].size_bytes()) == 0);
-    }
-    return a;
+    return ember::test::run_node_both_ways_with(op, inputs, attrs, setup_of(std::move(constant), output_count, opset));
 }
 
 template <class T>
@@ -145,14 +100,6 @@ void check_out_of_range(const std::string& op, const std::vector<tensor>& inputs
 
 tensor i64(const shape& dims, std::vector<std::int64_t> v) { return make<std::int64_t>(dims, std::move(v)); }
 tensor i32(const shape& dims, std::vector<std::int32_t> v) { return make<std::int32_t>(dims, std::move(v)); }
-tensor boolean(const shape& dims, std::vector<bool> v) {
-    std::vector<std::uint8_t> bytes(v.begin(), v.end());
-    auto t = tensor::create(ember::dtype::boolean, dims);
-    REQUIRE(t);
-    REQUIRE(t->size() == bytes.size());
-    if (!bytes.empty()) std::memcpy(t->bytes(), bytes.data(), bytes.size());
-    return std::move(*t);
-}
 
 } // namespace
 
@@ -358,13 +305,13 @@ TEST_CASE("one_hot: depth must be known at compile time and positive; values mus
 // NonZero
 
 TEST_CASE("non_zero: coordinates of non-zero elements, folded at compile time") {
-    op_run r = run_op("NonZero", {boolean({2, 2}, {true, false, true, true})}, {true});
+    op_run r = run_op("NonZero", {make_bool({2, 2}, {true, false, true, true})}, {true});
     REQUIRE_MESSAGE(r.compiled, r.error.message);
     check_values<std::int64_t>(r.outputs[0], {2, 3}, {0, 1, 1, 0, 0, 1});
     check_values<std::int64_t>(run_op("NonZero", {make_f32({3}, {0.0f, -0.0f, 2.0f})}, {true}).outputs[0], {1, 1}, {2});
     check_values<std::int64_t>(run_op("NonZero", {i32({}, {5})}, {true}).outputs[0], {1, 1}, {0});
     check_values<std::int64_t>(run_op("NonZero", {i64({2, 0}, {})}, {true}).outputs[0], {2, 0}, {});
-    check_rejected("NonZero", {boolean({2}, {true, false})}, {}, {}, status::unsupported_op, "compile time");
+    check_rejected("NonZero", {make_bool({2}, {true, false})}, {}, {}, status::unsupported_op, "compile time");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -443,7 +390,7 @@ TEST_CASE("cum_sum: the axis must be a known int scalar in range") {
     check_rejected("CumSum", {x, i64({}, {0})}, {}, {}, status::unsupported_op, "compile time");
     check_rejected("CumSum", {x, i64({}, {2})}, {false, true}, {}, status::invalid_model, "axis 2 is out of range");
     check_rejected("CumSum", {x, make_f32({}, {0})}, {false, true}, {}, status::invalid_model, "int32 or int64 scalar");
-    check_rejected("CumSum", {boolean({2}, {true, false}), i64({}, {0})}, {false, true}, {}, status::unsupported_op, "bool");
+    check_rejected("CumSum", {make_bool({2}, {true, false}), i64({}, {0})}, {false, true}, {}, status::unsupported_op, "bool");
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -451,13 +398,13 @@ TEST_CASE("cum_sum: the axis must be a known int scalar in range") {
 
 TEST_CASE("compress: along an axis, negative axis, flattened, short condition") {
     const auto x = make_f32({3, 2}, {1, 2, 3, 4, 5, 6});
-    check_values<float>(run_both("Compress", {x, boolean({3}, {false, true, true})}, {false, true}, {attribute::of("axis", 0)}).outputs[0], {2, 2},
+    check_values<float>(run_both("Compress", {x, make_bool({3}, {false, true, true})}, {false, true}, {attribute::of("axis", 0)}).outputs[0], {2, 2},
                         {3, 4, 5, 6});
-    check_values<float>(run_both("Compress", {x, boolean({2}, {false, true})}, {false, true}, {attribute::of("axis", -1)}).outputs[0], {3, 1},
+    check_values<float>(run_both("Compress", {x, make_bool({2}, {false, true})}, {false, true}, {attribute::of("axis", -1)}).outputs[0], {3, 1},
                         {2, 4, 6});
-    check_values<float>(run_both("Compress", {x, boolean({5}, {false, true, false, false, true})}, {false, true}).outputs[0], {2}, {2, 5});
-    check_values<float>(run_both("Compress", {x, boolean({1}, {true})}, {false, true}, {attribute::of("axis", 0)}).outputs[0], {1, 2}, {1, 2});
-    check_values<std::int64_t>(run_both("Compress", {i64({2, 2}, {1, 2, 3, 4}), boolean({2}, {false, false})}, {false, true},
+    check_values<float>(run_both("Compress", {x, make_bool({5}, {false, true, false, false, true})}, {false, true}).outputs[0], {2}, {2, 5});
+    check_values<float>(run_both("Compress", {x, make_bool({1}, {true})}, {false, true}, {attribute::of("axis", 0)}).outputs[0], {1, 2}, {1, 2});
+    check_values<std::int64_t>(run_both("Compress", {i64({2, 2}, {1, 2, 3, 4}), make_bool({2}, {false, false})}, {false, true},
                                         {attribute::of("axis", 1)})
                                    .outputs[0],
                                {2, 0}, {});
@@ -465,10 +412,10 @@ TEST_CASE("compress: along an axis, negative axis, flattened, short condition") 
 
 TEST_CASE("compress: the condition must be a known 1-D bool within the axis") {
     const auto x = make_f32({3, 2}, {1, 2, 3, 4, 5, 6});
-    check_rejected("Compress", {x, boolean({3}, {true, true, true})}, {}, {attribute::of("axis", 0)}, status::unsupported_op, "compile time");
-    check_rejected("Compress", {x, boolean({3}, {false, false, true})}, {false, true}, {attribute::of("axis", 1)}, status::shape_mismatch, "past the length");
+    check_rejected("Compress", {x, make_bool({3}, {true, true, true})}, {}, {attribute::of("axis", 0)}, status::unsupported_op, "compile time");
+    check_rejected("Compress", {x, make_bool({3}, {false, false, true})}, {false, true}, {attribute::of("axis", 1)}, status::shape_mismatch, "past the length");
     check_rejected("Compress", {x, i64({2}, {1, 0})}, {false, true}, {attribute::of("axis", 1)}, status::invalid_model, "1-D bool");
-    check_rejected("Compress", {x, boolean({2}, {true, true})}, {false, true}, {attribute::of("axis", -1)}, status::invalid_model, "opset 11", 1, 9);
+    check_rejected("Compress", {x, make_bool({2}, {true, true})}, {false, true}, {attribute::of("axis", -1)}, status::invalid_model, "opset 11", 1, 9);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -15,19 +15,7 @@
 
 #include "ops/shape_ops_helpers.hpp"
 
-using ember::attribute;
-using ember::dtype;
-using ember::shape;
-using ember::status;
-using ember::tensor;
-using ember::test::iota;
-using ember::test::make;
-using ember::test::make_f32;
-using ember::test::values_of;
-using ember::test::shape_ops::bools;
-using ember::test::shape_ops::ints;
-using ember::test::shape_ops::run_op;
-using ember::test::shape_ops::run_op_both_ways;
+using namespace ember::test::shape_ops;
 
 namespace {
 constexpr auto int64_max = std::numeric_limits<std::int64_t>::max();
@@ -71,7 +59,7 @@ TEST_CASE("slice: out-of-range starts and ends clamp as the ONNX spec says, empt
 }
 
 TEST_CASE("slice: any dtype, int32 bounds, and the attribute form before opset 10") {
-    const tensor b = bools({4}, {true, false, false, true});
+    const tensor b = make_bool({4}, {true, false, false, true});
     auto r = run_op_both_ways("Slice", {b, make<std::int32_t>({1}, {1}), make<std::int32_t>({1}, {4})}, 1);
     CHECK(values_of<bool>(r.outputs[0]) == std::vector<bool>{false, false, true});
     const tensor h = make<std::uint16_t>({2, 3}, {1, 2, 3, 4, 5, 6});

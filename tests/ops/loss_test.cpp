@@ -18,69 +18,26 @@ using ember::tensor;
 
 namespace {
 
-struct op_run {
-    ember::error_info error;  ///< compile error (code ok when it compiled)
-    bool compiled = false;
-    status ran = status::ok;
-    std::vector<tensor> outputs;
-};
+using op_run = ember::test::node_run;
 
 // One node in a graph that declares `opset`; inputs fed at run time or as constants (folded).
 // Empty tensors are absent optional inputs. Unlike test::run_node, a failing run is reported.
 op_run run_op(const std::string& op, const std::vector<tensor>& inputs, std::vector<attribute> attrs, std::size_t outputs, std::int64_t opset,
               ember::test::feed how) {
-    ember::graph_builder b("loss");
-    std::vector<ember::value_id> ids;
-    std::vector<const tensor*> fed;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const std::string name = "in" + std::to_string(i);
-        if (inputs[i].empty()) ids.push_back(ember::no_value);
-        else if (how == ember::test::feed::constants) ids.push_back(b.constant(name, inputs[i]));
-        else {
-            ids.push_back(b.input(name, inputs[i].type(), ember::partial_shape(inputs[i].dims())));
-            fed.push_back(&inputs[i]);
-        }
-    }
-    std::vector<ember::value_id> outs = b.nodes(op, ids, outputs, std::move(attrs), "node");
-    for (std::size_t k = 0; k < outs.size(); ++k) b.output(outs[k], "out" + std::to_string(k));
-    auto g = std::move(b).build();
-    REQUIRE_MESSAGE(g, g.error().message);
-    g->opsets.push_back(ember::opset{"", opset});
-    op_run r;
-    auto p = ember::compile(*g);
-    if (!p) {
-        r.error = p.error();
-        return r;
-    }
-    r.compiled = true;
-    ember::session s(*p);
-    REQUIRE(s.state() == status::ok);
-    for (std::size_t i = 0; i < fed.size(); ++i) REQUIRE(s.bind_input(i, fed[i]->bytes(), fed[i]->size_bytes()) == status::ok);
-    for (std::size_t k = 0; k < p->output_count(); ++k) {
-        auto t = tensor::create(p->output(k).type, p->output(k).dims);
-        REQUIRE(t);
-        REQUIRE(s.bind_output(k, t->bytes(), t->size_bytes()) == status::ok);
-        r.outputs.push_back(std::move(*t));
-    }
-    r.ran = s.run();
-    return r;
+    ember::test::node_setup setup;
+    setup.opset = opset;
+    setup.constant.assign(inputs.size(), how == ember::test::feed::constants);
+    setup.output_count = outputs;
+    return ember::test::run_node_with(op, inputs, std::move(attrs), setup);
 }
 
 // Runs both ways, requires both to compile and run, and the two to agree bit for bit.
 std::vector<tensor> both(const std::string& op, const std::vector<tensor>& inputs, std::vector<attribute> attrs = {}, std::size_t outputs = 1,
                          std::int64_t opset = 13) {
-    op_run a = run_op(op, inputs, attrs, outputs, opset, ember::test::feed::inputs);
-    REQUIRE_MESSAGE(a.compiled, a.error.message);
-    REQUIRE(a.ran == status::ok);
-    op_run b = run_op(op, inputs, attrs, outputs, opset, ember::test::feed::constants);
-    REQUIRE_MESSAGE(b.compiled, b.error.message);
-    REQUIRE(b.ran == status::ok);
-    REQUIRE(a.outputs.size() == b.outputs.size());
-    for (std::size_t k = 0; k < a.outputs.size(); ++k) {
-        REQUIRE(a.outputs[k].dims() == b.outputs[k].dims());
-        CHECK(std::memcmp(a.outputs[k].bytes(), b.outputs[k].bytes(), a.outputs[k].size_bytes()) == 0);
-    }
-    return std::move(a.outputs);
+    ember::test::node_setup setup;
+    setup.opset = opset;
+    setup.output_count = outputs;
+    return std::move(ember::test::run_node_both_ways_with(op, inputs, attrs, setup).outputs);
 }
 
 ember::error_info compile_error(const std::string& op, const std::vector<tensor>& inputs, std::vector<attribute> attrs = {},
@@ -194,10 +151,10 @@ TEST_CASE("nllloss: a target outside [0, C) stops run() with invalid_argument, o
     const tensor bad = ember::test::make<std::int64_t>({2}, {3, 0});
     op_run r = run_op("NegativeLogLikelihoodLoss", {nll_input(), bad}, {}, 1, 13, ember::test::feed::inputs);
     REQUIRE_MESSAGE(r.compiled, r.error.message);
-    CHECK(r.ran == status::invalid_argument);
+    CHECK(r.run_status == status::invalid_argument);
     const tensor negative = ember::test::make<std::int64_t>({2}, {0, -1});
     r = run_op("NegativeLogLikelihoodLoss", {nll_input(), negative}, {ignore(-100)}, 1, 13, ember::test::feed::inputs);
-    CHECK(r.ran == status::invalid_argument);
+    CHECK(r.run_status == status::invalid_argument);
     op_run folded = run_op("NegativeLogLikelihoodLoss", {nll_input(), bad}, {}, 1, 13, ember::test::feed::constants);
     CHECK_FALSE(folded.compiled);
     CHECK(mentions(folded.error, "out of range"));
@@ -274,5 +231,5 @@ TEST_CASE("sce: opset 12 and 13 behave the same; earlier opsets and extra output
     CHECK(mentions(compile_error("NegativeLogLikelihoodLoss", {x, t}, {}, 2), "expected 1 outputs"));
     op_run r = run_op("SoftmaxCrossEntropyLoss", {x, ember::test::make<std::int64_t>({1}, {5})}, {}, 1, 13, ember::test::feed::inputs);
     REQUIRE(r.compiled);
-    CHECK(r.ran == status::invalid_argument);
+    CHECK(r.run_status == status::invalid_argument);
 }

@@ -24,13 +24,7 @@ namespace {
 using ember::attribute;
 using ember::shape;
 using ember::tensor;
-using ember::test::check_close;
-using ember::test::make;
-using ember::test::make_f32;
-using ember::test::mentions;
-using ember::test::run_at;
-using ember::test::run_at_both_ways;
-using ember::test::values_of;
+using namespace ember::test;
 
 const tensor none;  // an absent optional input
 

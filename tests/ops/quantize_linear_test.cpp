@@ -27,68 +27,26 @@ using i8 = std::int8_t;
 
 namespace {
 
-struct op_run {
-    ember::error_info error;
-    bool compiled = false;
-    status ran = status::ok;
-    std::vector<tensor> outputs;
-};
+using op_run = ember::test::node_run;
 
 // One node in a graph that declares `opset`; inputs fed at run time or as constants (folded).
 // Empty tensors are absent optional inputs.
 op_run run_op(const std::string& op, const std::vector<tensor>& inputs, std::vector<attribute> attrs, std::size_t outputs, std::int64_t opset,
               ember::test::feed how, const ember::executor* ex = nullptr) {
-    ember::graph_builder b("quant");
-    std::vector<ember::value_id> ids;
-    std::vector<const tensor*> fed;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const std::string name = "in" + std::to_string(i);
-        if (inputs[i].empty()) ids.push_back(ember::no_value);
-        else if (how == ember::test::feed::constants) ids.push_back(b.constant(name, inputs[i]));
-        else {
-            ids.push_back(b.input(name, inputs[i].type(), ember::partial_shape(inputs[i].dims())));
-            fed.push_back(&inputs[i]);
-        }
-    }
-    std::vector<ember::value_id> outs = b.nodes(op, ids, outputs, std::move(attrs), "node");
-    for (std::size_t k = 0; k < outs.size(); ++k) b.output(outs[k], "out" + std::to_string(k));
-    auto g = std::move(b).build();
-    REQUIRE_MESSAGE(g, g.error().message);
-    g->opsets.push_back(ember::opset{"", opset});
-    op_run r;
-    auto p = ember::compile(*g);
-    if (!p) {
-        r.error = p.error();
-        return r;
-    }
-    r.compiled = true;
-    ember::session s(*p, ex);
-    REQUIRE(s.state() == status::ok);
-    for (std::size_t i = 0; i < fed.size(); ++i) REQUIRE(s.bind_input(i, fed[i]->bytes(), fed[i]->size_bytes()) == status::ok);
-    for (std::size_t k = 0; k < p->output_count(); ++k) {
-        auto t = tensor::create(p->output(k).type, p->output(k).dims);
-        REQUIRE(t);
-        REQUIRE(s.bind_output(k, t->bytes(), t->size_bytes()) == status::ok);
-        r.outputs.push_back(std::move(*t));
-    }
-    r.ran = s.run();
-    return r;
+    ember::test::node_setup setup;
+    setup.opset = opset;
+    setup.constant.assign(inputs.size(), how == ember::test::feed::constants);
+    setup.output_count = outputs;
+    setup.exec = ex;
+    return ember::test::run_node_with(op, inputs, std::move(attrs), setup);
 }
 
 std::vector<tensor> both(const std::string& op, const std::vector<tensor>& inputs, std::vector<attribute> attrs = {}, std::size_t outputs = 1,
                          std::int64_t opset = 13) {
-    op_run a = run_op(op, inputs, attrs, outputs, opset, ember::test::feed::inputs);
-    REQUIRE_MESSAGE(a.compiled, a.error.message);
-    REQUIRE(a.ran == status::ok);
-    op_run b = run_op(op, inputs, attrs, outputs, opset, ember::test::feed::constants);
-    REQUIRE_MESSAGE(b.compiled, b.error.message);
-    REQUIRE(b.ran == status::ok);
-    REQUIRE(a.outputs.size() == b.outputs.size());
-    for (std::size_t k = 0; k < a.outputs.size(); ++k) {
-        REQUIRE(a.outputs[k].dims() == b.outputs[k].dims());
-        CHECK(std::memcmp(a.outputs[k].bytes(), b.outputs[k].bytes(), a.outputs[k].size_bytes()) == 0);
-    }
-    return std::move(a.outputs);
+    ember::test::node_setup setup;
+    setup.opset = opset;
+    setup.output_count = outputs;
+    return std::move(ember::test::run_node_both_ways_with(op, inputs, attrs, setup).outputs);
 }
 
 tensor one(const std::string& op, const std::vector<tensor>& inputs, std::vector<attribute> attrs = {}, std::int64_t opset = 13) {
@@ -446,8 +404,8 @@ TEST_CASE("quantized matmul and conv give the same bytes with a thread pool") {
         op_run serial = run_op(op, inputs, attrs, 1, 13, ember::test::feed::inputs);
         op_run pooled = run_op(op, inputs, attrs, 1, 13, ember::test::feed::inputs, &ex);
         REQUIRE_MESSAGE(serial.compiled, serial.error.message);
-        REQUIRE(serial.ran == status::ok);
-        REQUIRE(pooled.ran == status::ok);
+        REQUIRE(serial.run_status == status::ok);
+        REQUIRE(pooled.run_status == status::ok);
         CHECK(std::memcmp(serial.outputs[0].bytes(), pooled.outputs[0].bytes(), serial.outputs[0].size_bytes()) == 0);
     };
     const tensor x = ember::test::make<u8>({2, 3, 9, 7}, random_ints<u8>(2 * 3 * 9 * 7, 7));

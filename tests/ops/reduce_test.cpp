@@ -27,13 +27,7 @@ namespace {
 using ember::attribute;
 using ember::shape;
 using ember::tensor;
-using ember::test::check_close;
-using ember::test::make;
-using ember::test::make_f32;
-using ember::test::mentions;
-using ember::test::run_at;
-using ember::test::run_at_both_ways;
-using ember::test::values_of;
+using namespace ember::test;
 using ints = std::vector<std::int64_t>;
 
 tensor x322() { return make_f32({3, 2, 2}, {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}); }
@@ -45,13 +39,6 @@ attribute axes_attr(ints v) { return attribute::of("axes", std::move(v)); }
 
 const float inf = std::numeric_limits<float>::infinity();
 const float qnan = std::numeric_limits<float>::quiet_NaN();
-
-tensor bools(std::vector<std::uint8_t> v) {
-    auto t = tensor::create(ember::dtype::boolean, shape{static_cast<std::int64_t>(v.size())});
-    REQUIRE(t);
-    std::memcpy(t->bytes(), v.data(), v.size());
-    return std::move(*t);
-}
 
 } // namespace
 
@@ -165,7 +152,7 @@ TEST_CASE("reduce: bad axes and dtypes are rejected with the values in the messa
     auto d = run_at(11, "ReduceMax", {x322()}, {axes_attr({1, -2})});
     REQUIRE_FALSE(d.compiled);
     CHECK(mentions(d, "more than once"));
-    auto b = run_at(11, "ReduceSum", {bools({1, 0})}, {});
+    auto b = run_at(11, "ReduceSum", {make_bool({2}, {1, 0})}, {});
     REQUIRE_FALSE(b.compiled);
     CHECK(b.error.code == ember::status::unsupported_op);
     CHECK(mentions(b, "bool"));

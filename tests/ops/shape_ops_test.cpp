@@ -19,18 +19,7 @@
 
 #include "ops/shape_ops_helpers.hpp"
 
-using ember::attribute;
-using ember::dtype;
-using ember::shape;
-using ember::status;
-using ember::tensor;
-using ember::test::make;
-using ember::test::make_f32;
-using ember::test::values_of;
-using ember::test::shape_ops::bools;
-using ember::test::shape_ops::ints;
-using ember::test::shape_ops::run_op;
-using ember::test::shape_ops::run_op_both_ways;
+using namespace ember::test::shape_ops;
 
 namespace {
 
@@ -95,7 +84,7 @@ TEST_CASE("constant_of_shape: float32 zeros by default, the value attribute's dt
     REQUIRE_MESSAGE(halves.compiled, halves.error.message);
     CHECK(values_of<double>(halves.outputs[0]) == std::vector<double>{0.5, 0.5});
 
-    auto trues = run_op("ConstantOfShape", {ints({2})}, 0, {attribute::of("value", bools({1}, {true}))});
+    auto trues = run_op("ConstantOfShape", {ints({2})}, 0, {attribute::of("value", make_bool({1}, {true}))});
     REQUIRE_MESSAGE(trues.compiled, trues.error.message);
     CHECK(values_of<bool>(trues.outputs[0]) == std::vector<bool>{true, true});
 
@@ -222,8 +211,8 @@ TEST_CASE("cast: bool is x != 0 (NaN is true) and becomes 0 or 1; integers wrap"
     const float nan = std::numeric_limits<float>::quiet_NaN();
     CHECK(cast_values<bool>(std::vector<float>{0.0f, -0.0f, 0.5f, nan, -2.0f}, onnx_bool) == std::vector<bool>{false, false, true, true, true});
     CHECK(cast_values<bool>(std::vector<std::int64_t>{0, 256, -1}, onnx_bool) == std::vector<bool>{false, true, true});
-    CHECK(cast_tensor<float>(bools({2}, {true, false}), onnx_float) == std::vector<float>{1.0f, 0.0f});
-    CHECK(cast_tensor<std::int64_t>(bools({2}, {true, false}), onnx_int64) == std::vector<std::int64_t>{1, 0});
+    CHECK(cast_tensor<float>(make_bool({2}, {true, false}), onnx_float) == std::vector<float>{1.0f, 0.0f});
+    CHECK(cast_tensor<std::int64_t>(make_bool({2}, {true, false}), onnx_int64) == std::vector<std::int64_t>{1, 0});
     CHECK(cast_values<std::int8_t>(std::vector<std::int64_t>{300, -129, 127}, onnx_int8) == std::vector<std::int8_t>{44, 127, 127});
     CHECK(cast_values<std::uint64_t>(std::vector<std::int32_t>{-1}, onnx_uint64) == std::vector<std::uint64_t>{0xffffffffffffffffull});
     CHECK(cast_values<std::int16_t>(std::vector<std::uint16_t>{65535}, onnx_int16) == std::vector<std::int16_t>{-1});
@@ -306,7 +295,7 @@ TEST_CASE("squeeze: every size-1 dimension without axes, the listed ones with th
     CHECK(attr.outputs[0].dims() == shape{3, 2});
     auto listed_none = run_op_both_ways("Squeeze", {x, ints({})}, 1);
     CHECK(listed_none.outputs[0].dims() == shape{3, 2});
-    auto any = run_op_both_ways("Squeeze", {bools({1, 1}, {true})}, 1);
+    auto any = run_op_both_ways("Squeeze", {make_bool({1, 1}, {true})}, 1);
     CHECK(any.outputs[0].dims() == shape{});
     CHECK(values_of<bool>(any.outputs[0]) == std::vector<bool>{true});
 }
@@ -370,11 +359,11 @@ TEST_CASE("dropout: the output is the input and the mask all ones, in every opse
     CHECK(v10.outputs[1].type() == dtype::boolean);
     CHECK(values_of<bool>(v10.outputs[1]) == std::vector<bool>(12, true));
     // opset 12+: ratio is an input (here a run-time one), training_mode a compile-time false
-    auto v13 = run_op_both_ways("Dropout", {x, make_f32({}, {0.75f}), bools({}, {false})}, 2, {attribute::of("seed", 3)}, 2, 13);
+    auto v13 = run_op_both_ways("Dropout", {x, make_f32({}, {0.75f}), make_bool({}, {false})}, 2, {attribute::of("seed", 3)}, 2, 13);
     CHECK(values_of<float>(v13.outputs[0]) == values_of<float>(x));
     CHECK(values_of<bool>(v13.outputs[1]) == std::vector<bool>(12, true));
     // training mode with ratio 0 drops nothing, so it is the same
-    auto zero = run_op_both_ways("Dropout", {x, make_f32({}, {0.0f}), bools({}, {true})}, 1, {}, 2, 13);
+    auto zero = run_op_both_ways("Dropout", {x, make_f32({}, {0.0f}), make_bool({}, {true})}, 1, {}, 2, 13);
     CHECK(values_of<float>(zero.outputs[0]) == values_of<float>(x));
     auto ints64 = run_op_both_ways("Dropout", {make<std::int64_t>({2}, {5, -5})}, 1, {}, 1, 13);
     CHECK(values_of<std::int64_t>(ints64.outputs[0]) == std::vector<std::int64_t>{5, -5});
@@ -382,14 +371,14 @@ TEST_CASE("dropout: the output is the input and the mask all ones, in every opse
 
 TEST_CASE("dropout: training mode is unsupported, and must be known at compile time") {
     const tensor x = ember::test::random_f32({2}, 9);
-    auto training = run_op("Dropout", {x, make_f32({}, {0.5f}), bools({}, {true})}, 1, {}, 1, 13);
+    auto training = run_op("Dropout", {x, make_f32({}, {0.5f}), make_bool({}, {true})}, 1, {}, 1, 13);
     REQUIRE_FALSE(training.compiled);
     CHECK(training.error.code == status::unsupported_op);
     CHECK(training.mentions("training"));
-    auto default_ratio = run_op("Dropout", {x, tensor(), bools({}, {true})}, 1, {}, 1, 13);
+    auto default_ratio = run_op("Dropout", {x, tensor(), make_bool({}, {true})}, 1, {}, 1, 13);
     REQUIRE_FALSE(default_ratio.compiled);
     CHECK(default_ratio.mentions("training"));
-    auto dynamic = run_op("Dropout", {x, make_f32({}, {0.5f}), bools({}, {false})}, 3, {}, 1, 13);
+    auto dynamic = run_op("Dropout", {x, make_f32({}, {0.5f}), make_bool({}, {false})}, 3, {}, 1, 13);
     REQUIRE_FALSE(dynamic.compiled);
     CHECK(dynamic.mentions("input 2 (training_mode) must be known at compile time"));
     auto old_inputs = run_op("Dropout", {x, make_f32({}, {0.5f})}, 1, {}, 1, 11);

@@ -32,75 +32,41 @@ using floats = std::vector<float>;
 
 namespace {
 
-/// A one-node graph whose first `runtime` inputs are graph inputs and the rest constants (empty
+/// A one-node graph whose inputs i with runtime[i] are graph inputs and the rest constants (empty
 /// tensors: absent optional inputs), at `opset` (0: ember's default), compiled and run once.
-struct mixed_run {
-    bool compiled = false;
-    ember::error_info error;
-    status run_status = status::ok;
-    std::vector<tensor> outputs;
-};
+using mixed_run = ember::test::node_run;
+
+ember::test::node_setup mixed_setup(std::size_t input_count, const std::vector<bool>& runtime, std::int64_t opset, std::size_t output_count) {
+    ember::test::node_setup setup;
+    setup.opset = opset;
+    setup.output_count = output_count;
+    for (std::size_t i = 0; i < input_count; ++i) setup.constant.push_back(!(i < runtime.size() && runtime[i]));
+    return setup;
+}
+
+/// The first `runtime` inputs runtime, the rest constant.
+std::vector<bool> first(std::size_t runtime, std::size_t input_count) {
+    std::vector<bool> mask(input_count, false);
+    for (std::size_t i = 0; i < runtime && i < mask.size(); ++i) mask[i] = true;
+    return mask;
+}
 
 mixed_run run_mixed(const std::string& op, const std::vector<tensor>& inputs, const std::vector<bool>& runtime, std::vector<attribute> attrs,
                     std::int64_t opset = 0, std::size_t output_count = 1) {
-    ember::graph_builder b("spatial_" + op);
-    std::vector<ember::value_id> ids;
-    std::vector<const tensor*> fed;
-    for (std::size_t i = 0; i < inputs.size(); ++i) {
-        const std::string name = "in" + std::to_string(i);
-        if (inputs[i].empty()) ids.push_back(ember::no_value);
-        else if (i < runtime.size() && runtime[i]) {
-            ids.push_back(b.input(name, inputs[i].type(), ember::partial_shape(inputs[i].dims())));
-            fed.push_back(&inputs[i]);
-        } else {
-            ids.push_back(b.constant(name, inputs[i]));
-        }
-    }
-    std::vector<ember::value_id> outs = b.nodes(op, ids, output_count, std::move(attrs), "node");
-    for (std::size_t k = 0; k < outs.size(); ++k) b.output(outs[k], "out" + std::to_string(k));
-    mixed_run r;
-    ember::result<ember::graph> g = std::move(b).build();
-    REQUIRE_MESSAGE(g, g.error().message);
-    if (opset > 0) g->opsets.push_back(ember::opset{"", opset});
-    ember::result<ember::plan> p = ember::compile(*g);
-    if (!p) {
-        r.error = p.error();
-        return r;
-    }
-    r.compiled = true;
-    ember::session s(*p);
-    REQUIRE(s.state() == status::ok);
-    for (std::size_t i = 0; i < fed.size(); ++i) REQUIRE(s.bind_input(i, fed[i]->bytes(), fed[i]->size_bytes()) == status::ok);
-    for (std::size_t k = 0; k < p->output_count(); ++k) {
-        ember::result<tensor> t = tensor::create(p->output(k).type, p->output(k).dims);
-        REQUIRE(t);
-        REQUIRE(s.bind_output(k, t->bytes(), t->size_bytes()) == status::ok);
-        r.outputs.push_back(std::move(*t));
-    }
-    r.run_status = s.run();
-    return r;
+    return ember::test::run_node_with(op, inputs, std::move(attrs), mixed_setup(inputs.size(), runtime, opset, output_count));
 }
 
 mixed_run run_mixed(const std::string& op, const std::vector<tensor>& inputs, std::size_t runtime, std::vector<attribute> attrs = {},
                     std::int64_t opset = 0) {
-    std::vector<bool> mask(inputs.size(), false);
-    for (std::size_t i = 0; i < runtime && i < mask.size(); ++i) mask[i] = true;
-    return run_mixed(op, inputs, mask, std::move(attrs), opset);
+    return run_mixed(op, inputs, first(runtime, inputs.size()), std::move(attrs), opset);
 }
 
 /// Runs with the first `runtime` inputs as graph inputs, and again with all of them constants
 /// (folded at compile time); both must compile, run and agree bit for bit.
 tensor run_both(const std::string& op, const std::vector<tensor>& inputs, std::size_t runtime, std::vector<attribute> attrs = {},
                 std::int64_t opset = 0) {
-    mixed_run a = run_mixed(op, inputs, runtime, attrs, opset);
-    REQUIRE_MESSAGE(a.compiled, a.error.message);
-    REQUIRE(a.run_status == status::ok);
-    mixed_run b = run_mixed(op, inputs, 0, attrs, opset);
-    REQUIRE_MESSAGE(b.compiled, b.error.message);
-    REQUIRE(b.outputs[0].dims() == a.outputs[0].dims());
-    REQUIRE(b.outputs[0].size_bytes() == a.outputs[0].size_bytes());
-    CHECK(std::memcmp(a.outputs[0].bytes(), b.outputs[0].bytes(), a.outputs[0].size_bytes()) == 0);
-    return std::move(a.outputs[0]);
+    const ember::test::node_setup setup = mixed_setup(inputs.size(), first(runtime, inputs.size()), opset, 1);
+    return std::move(ember::test::run_node_both_ways_with(op, inputs, attrs, setup).outputs[0]);
 }
 
 /// Compiling fails, and the message names the op and contains `needle`.

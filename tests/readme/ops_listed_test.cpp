@@ -5,12 +5,22 @@
 
 #include <cstdio>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include <ember/ember.hpp>
 
 #ifndef EMBER_README_PATH
 #error "EMBER_README_PATH must name README.md"
 #endif
+
+namespace {
+// The names alone: taking the op_table's entries would instantiate every kernel in this file.
+template <class... Ops>
+std::vector<std::string_view> names_of(ember::type_list<Ops...>) {
+    return {Ops::onnx_name...};
+}
+} // namespace
 
 TEST_CASE("readme: the Supported ops section names every built-in op") {
     std::string text;
@@ -25,10 +35,11 @@ TEST_CASE("readme: the Supported ops section names every built-in op") {
     const std::size_t end = text.find("\n## ", begin + 1);
     const std::string section = text.substr(begin, end == std::string::npos ? std::string::npos : end - begin);
 
-    using table = ember::op_table_of<ember::ops::builtin>::type;
-    CHECK(table::size > 20);
-    for (std::size_t i = 0; i < table::size; ++i) {
-        const std::string name(table::entries[i].onnx_name);
+    std::vector<std::string_view> names = names_of(ember::ops::builtin{});
+    CHECK(names.size() > 100);
+    for (std::string_view control_flow : {"If", "Loop", "Scan"}) names.push_back(control_flow);  // ops/control_flow.hpp
+    for (std::string_view op : names) {
+        const std::string name(op);
         // the name as a whole word: "Max" must not be found inside "MaxPool"
         bool found = false;
         for (std::size_t at = section.find(name); at != std::string::npos && !found; at = section.find(name, at + 1)) {

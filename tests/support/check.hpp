@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <random>
 #include <string>
 #include <vector>
@@ -56,20 +57,67 @@ inline std::vector<float> values_f32(const tensor& t) {
     return std::vector<float>(p, p + t.size());
 }
 
+/// A bool tensor (one byte per element) from 0/1 values; std::vector<bool> has no data(), so
+/// make<bool> cannot be used.
+inline tensor make_bool(const shape& dims, const std::vector<int>& values) {
+    result<tensor> t = tensor::create(dtype::boolean, dims);
+    REQUIRE(t);
+    REQUIRE(t->size() == values.size());
+    for (std::size_t i = 0; i < values.size(); ++i) reinterpret_cast<std::uint8_t*>(t->bytes())[i] = values[i] ? 1 : 0;
+    return std::move(*t);
+}
+
+/// The elements of a bool tensor as 0/1.
+inline std::vector<int> bools_of(const tensor& t) {
+    REQUIRE(t.type() == dtype::boolean);
+    std::vector<int> v;
+    for (std::size_t i = 0; i < t.size(); ++i) v.push_back(reinterpret_cast<const std::uint8_t*>(t.bytes())[i]);
+    return v;
+}
+
+/// A float16 tensor from float values (rounded to nearest even).
+inline tensor make_f16(const shape& dims, const std::vector<float>& values) {
+    std::vector<float16> h;
+    for (float f : values) h.push_back(float16(f));
+    return make<float16>(dims, h);
+}
+inline std::vector<float> f16_values(const tensor& t) {
+    REQUIRE(t.type() == dtype::float16);
+    std::vector<float> v;
+    for (std::size_t i = 0; i < t.size(); ++i) v.push_back(static_cast<float>(t.data<float16>()[i]));
+    return v;
+}
+
 /// How inputs of a one-node test graph are fed.
 enum class feed { inputs, constants };
 
 struct node_run {
     result<plan> compiled = error_info{status::invalid_argument, -1, "not compiled"};
     std::vector<tensor> outputs;
-    error_info error;  ///< compile error, when compiled is empty
+    error_info error;                ///< graph-build or compile error, when compiled is empty
+    status run_status = status::ok;  ///< what run() returned
 };
 
-/// Builds graph(inputs -> op -> outputs), compiles it and runs it once. With feed::constants the
-/// inputs are constants (the node is folded at compile time), otherwise graph inputs. Inputs
-/// that are empty tensors are absent optional inputs.
-inline node_run run_node(const std::string& op_type, const std::vector<tensor>& inputs, std::vector<attribute> attributes = {},
-                         std::size_t output_count = 1, feed how = feed::inputs, compile_options options = {}) {
+/// How run_node_with builds its one-node graph.
+struct node_setup {
+    std::int64_t opset = 0;        ///< the graph's default-domain opset; 0: none (the newest semantics)
+    std::vector<bool> constant;    ///< input i is a constant where constant[i] (missing entries: false)
+    std::size_t output_count = 1;
+    compile_options options = {};
+    const executor* exec = nullptr;  ///< the session's executor (nullptr: serial)
+};
+
+/// The setup with every input a constant (the node folded at compile time).
+inline node_setup all_constant(node_setup setup, std::size_t input_count) {
+    setup.constant.assign(input_count, true);
+    return setup;
+}
+
+/// Builds graph(inputs -> op -> outputs) as `setup` says, compiles it and runs it once. Inputs
+/// that are empty tensors are absent optional inputs. A build or compile error is recorded in
+/// `error`, the status of run() in `run_status` (outputs are bound either way).
+inline node_run run_node_with(const std::string& op_type, const std::vector<tensor>& inputs, std::vector<attribute> attributes,
+                              const node_setup& setup) {
     graph_builder b("single_" + op_type);
     std::vector<value_id> ids;
     std::vector<const tensor*> fed;
@@ -77,14 +125,14 @@ inline node_run run_node(const std::string& op_type, const std::vector<tensor>& 
         const std::string name = "in" + std::to_string(i);
         if (inputs[i].empty()) {
             ids.push_back(no_value);
-        } else if (how == feed::constants) {
+        } else if (i < setup.constant.size() && setup.constant[i]) {
             ids.push_back(b.constant(name, inputs[i]));
         } else {
             ids.push_back(b.input(name, inputs[i].type(), partial_shape(inputs[i].dims())));
             fed.push_back(&inputs[i]);
         }
     }
-    std::vector<value_id> outs = b.nodes(op_type, ids, output_count, std::move(attributes), "node");
+    std::vector<value_id> outs = b.nodes(op_type, ids, setup.output_count, std::move(attributes), "node");
     for (std::size_t k = 0; k < outs.size(); ++k) b.output(outs[k], "out" + std::to_string(k));
     node_run r;
     result<graph> g = std::move(b).build();
@@ -92,13 +140,14 @@ inline node_run run_node(const std::string& op_type, const std::vector<tensor>& 
         r.error = g.error();
         return r;
     }
-    r.compiled = compile(*g, options);
+    if (setup.opset != 0) g->opsets.push_back(opset{"", setup.opset});
+    r.compiled = compile(*g, setup.options);
     if (!r.compiled) {
         r.error = r.compiled.error();
         return r;
     }
     const plan& p = *r.compiled;
-    session s(p);
+    session s(p, setup.exec);
     REQUIRE(s.state() == status::ok);
     for (std::size_t i = 0; i < fed.size(); ++i)
         REQUIRE(s.bind_input(i, fed[i]->bytes(), fed[i]->size_bytes()) == status::ok);
@@ -108,25 +157,59 @@ inline node_run run_node(const std::string& op_type, const std::vector<tensor>& 
         REQUIRE(s.bind_output(k, t->bytes(), t->size_bytes()) == status::ok);
         r.outputs.push_back(std::move(*t));
     }
-    REQUIRE(s.run() == status::ok);
+    r.run_status = s.run();
+    return r;
+}
+
+/// Checks that two runs of a node have the same outputs, bit for bit.
+inline void check_same_outputs(const node_run& a, const node_run& b) {
+    REQUIRE(a.outputs.size() == b.outputs.size());
+    for (std::size_t k = 0; k < a.outputs.size(); ++k) {
+        REQUIRE(a.outputs[k].type() == b.outputs[k].type());
+        REQUIRE(a.outputs[k].dims() == b.outputs[k].dims());
+        REQUIRE(a.outputs[k].size_bytes() == b.outputs[k].size_bytes());
+        if (a.outputs[k].size_bytes() != 0)  // empty tensors may hold null, which memcmp must not see
+            CHECK(std::memcmp(a.outputs[k].bytes(), b.outputs[k].bytes(), a.outputs[k].size_bytes()) == 0);
+    }
+}
+
+/// run_node_with as `setup` says, then with every input a constant (folded at compile time);
+/// both must compile and run, and agree bit for bit. Returns the first.
+inline node_run run_node_both_ways_with(const std::string& op_type, const std::vector<tensor>& inputs,
+                                        const std::vector<attribute>& attributes, const node_setup& setup) {
+    node_run a = run_node_with(op_type, inputs, attributes, setup);
+    REQUIRE_MESSAGE(a.compiled, a.error.message);
+    REQUIRE(a.run_status == status::ok);
+    node_run b = run_node_with(op_type, inputs, attributes, all_constant(setup, inputs.size()));
+    REQUIRE_MESSAGE(b.compiled, b.error.message);
+    REQUIRE(b.run_status == status::ok);
+    check_same_outputs(a, b);
+    return a;
+}
+
+/// Builds graph(inputs -> op -> outputs), compiles it and runs it once (run() must succeed). With
+/// feed::constants the inputs are constants (the node is folded at compile time), otherwise graph
+/// inputs. Inputs that are empty tensors are absent optional inputs.
+inline node_run run_node(const std::string& op_type, const std::vector<tensor>& inputs, std::vector<attribute> attributes = {},
+                         std::size_t output_count = 1, feed how = feed::inputs, compile_options options = {}) {
+    node_setup setup;
+    setup.constant.assign(inputs.size(), how == feed::constants);
+    setup.output_count = output_count;
+    setup.options = std::move(options);
+    node_run r = run_node_with(op_type, inputs, std::move(attributes), setup);
+    if (r.compiled) REQUIRE(r.run_status == status::ok);
     return r;
 }
 
 /// Runs the node both ways (graph inputs, and constants folded at compile time) and checks that
-/// the two agree bit for bit; returns the first.
+/// the two agree bit for bit; returns the first. Returns the first unchecked if it does not compile.
 inline node_run run_node_both_ways(const std::string& op_type, const std::vector<tensor>& inputs, std::vector<attribute> attributes = {},
                                    std::size_t output_count = 1) {
     node_run a = run_node(op_type, inputs, attributes, output_count, feed::inputs);
     if (!a.compiled) return a;
     node_run b = run_node(op_type, inputs, attributes, output_count, feed::constants);
     REQUIRE_MESSAGE(b.compiled, b.error.message);
-    REQUIRE(a.outputs.size() == b.outputs.size());
-    for (std::size_t k = 0; k < a.outputs.size(); ++k) {
-        REQUIRE(a.outputs[k].dims() == b.outputs[k].dims());
-        REQUIRE(a.outputs[k].size_bytes() == b.outputs[k].size_bytes());
-        if (a.outputs[k].size_bytes() != 0)  // empty tensors may hold null, which memcmp must not see
-            CHECK(std::memcmp(a.outputs[k].bytes(), b.outputs[k].bytes(), a.outputs[k].size_bytes()) == 0);
-    }
+    check_same_outputs(a, b);
     return a;
 }
 

@@ -72,7 +72,7 @@ namespace detail {
 
 /// The ops that compile subgraphs (If, Loop, Scan): they call compile() for their bodies, so they
 /// live in ops/control_flow.hpp, included at the end of this header, not in ops::builtin.
-inline const op_entry* find_control_flow_op(std::string_view name, std::string_view domain) noexcept;
+EMBER_DETAIL_OP_TABLE_LINKAGE const op_entry* find_control_flow_op(std::string_view name, std::string_view domain) noexcept;
 
 class compiler {
 public:

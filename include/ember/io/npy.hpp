@@ -29,6 +29,7 @@
 #include "ember/core/shape.hpp"
 #include "ember/core/tensor.hpp"
 #include "ember/detail/format.hpp"
+#include "ember/detail/read_file.hpp"
 #include "ember/status.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -318,24 +319,12 @@ inline std::uint32_t read_le(const unsigned char* p, std::size_t bytes) noexcept
 /// Reads a .npy file. io_error when it cannot be opened or read, invalid_model when it is not a
 /// valid .npy; both messages name the path.
 [[nodiscard]] inline result<tensor> load_file(const std::string& path, const allocator& alloc = default_allocator()) {
-    std::FILE* f = std::fopen(path.c_str(), "rb");
-    if (!f) return error_info{status::io_error, -1, ember::detail::format("ember::npy: '{}': cannot open the file", path)};
-    // Read in chunks rather than trusting ftell: a folder opens, and its "size" is garbage.
     std::vector<unsigned char> bytes;
-    constexpr std::size_t chunk = std::size_t{1} << 20;
-    bool ok = true;
-    for (;;) {
-        const std::size_t at = bytes.size();
-        bytes.resize(at + chunk);
-        const std::size_t got = std::fread(bytes.data() + at, 1, chunk, f);
-        bytes.resize(at + got);
-        if (got < chunk) {
-            ok = std::ferror(f) == 0;
-            break;
-        }
-    }
-    std::fclose(f);
-    if (!ok) return error_info{status::io_error, -1, ember::detail::format("ember::npy: '{}': cannot read the file (a folder?)", path)};
+    const ember::detail::read_file_status rs = ember::detail::read_whole_file(path, bytes);
+    if (rs == ember::detail::read_file_status::cannot_open)
+        return error_info{status::io_error, -1, ember::detail::format("ember::npy: '{}': cannot open the file", path)};
+    if (rs != ember::detail::read_file_status::ok)
+        return error_info{status::io_error, -1, ember::detail::format("ember::npy: '{}': cannot read the file (a folder?)", path)};
     return load_memory(bytes.data(), bytes.size(), path, alloc);
 }
 

@@ -26,6 +26,7 @@
 #include "ember/core/dtype.hpp"
 #include "ember/core/shape.hpp"
 #include "ember/core/tensor.hpp"
+#include "ember/detail/onnx_dtype.hpp"
 #include "ember/graph/graph.hpp"
 #include "ember/onnx/model.hpp"
 #include "ember/status.hpp"
@@ -47,24 +48,7 @@ struct load_options {
 };
 
 /// The ember dtype of an ONNX TensorProto.DataType, dtype::undefined for types ember lacks.
-[[nodiscard]] constexpr dtype to_dtype(std::int32_t onnx_type) noexcept {
-    switch (onnx_type) {
-        case 1: return dtype::float32;
-        case 2: return dtype::uint8;
-        case 3: return dtype::int8;
-        case 4: return dtype::uint16;
-        case 5: return dtype::int16;
-        case 6: return dtype::int32;
-        case 7: return dtype::int64;
-        case 9: return dtype::boolean;
-        case 10: return dtype::float16;
-        case 11: return dtype::float64;
-        case 12: return dtype::uint32;
-        case 13: return dtype::uint64;
-        case 16: return dtype::bfloat16;
-        default: return dtype::undefined;
-    }
-}
+[[nodiscard]] constexpr dtype to_dtype(std::int32_t onnx_type) noexcept { return ember::detail::dtype_of_onnx_type(onnx_type); }
 
 /// ONNX's name of a TensorProto.DataType ("FLOAT", "UINT16", ...).
 [[nodiscard]] constexpr std::string_view data_type_name(std::int32_t onnx_type) noexcept {

@@ -87,29 +87,17 @@ struct average_pool {
             for (auto plane = static_cast<std::int64_t>(begin); plane < static_cast<std::int64_t>(end); ++plane) {
                 const float* xp = x + plane * in_size;
                 float* yp = y + plane * out_size;
-                for (std::int64_t o0 = 0; o0 < G.out[0]; ++o0)
-                    for (std::int64_t o1 = 0; o1 < G.out[1]; ++o1)
-                        for (std::int64_t o2 = 0; o2 < G.out[2]; ++o2) {
-                            const std::int64_t s0 = o0 * G.stride[0] - G.pad_begin[0];
-                            const std::int64_t s1 = o1 * G.stride[1] - G.pad_begin[1];
-                            const std::int64_t s2 = o2 * G.stride[2] - G.pad_begin[2];
-                            float sum = 0.0f;
-                            for (std::int64_t k0 = 0; k0 < G.kernel[0]; ++k0) {
-                                const std::int64_t i0 = s0 + k0 * G.dilation[0];
-                                if (i0 < 0 || i0 >= G.in[0]) continue;
-                                for (std::int64_t k1 = 0; k1 < G.kernel[1]; ++k1) {
-                                    const std::int64_t i1 = s1 + k1 * G.dilation[1];
-                                    if (i1 < 0 || i1 >= G.in[1]) continue;
-                                    for (std::int64_t k2 = 0; k2 < G.kernel[2]; ++k2) {
-                                        const std::int64_t i2 = s2 + k2 * G.dilation[2];
-                                        if (i2 < 0 || i2 >= G.in[2]) continue;
-                                        sum += xp[(i0 * G.in[1] + i1) * G.in[2] + i2];
-                                    }
-                                }
-                            }
-                            const std::int64_t count = counted(0, s0) * counted(1, s1) * counted(2, s2);
-                            yp[(o0 * G.out[1] + o1) * G.out[2] + o2] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
-                        }
+                for_each_window_output(G, [&](std::int64_t o0, std::int64_t o1, std::int64_t o2) {
+                    float sum = 0.0f;
+                    for_each_window_tap(G, o0, o1, o2, [&](auto i0, auto i1, auto i2, auto, auto, auto) {
+                        sum += xp[(i0 * G.in[1] + i1) * G.in[2] + i2];
+                    });
+                    const std::int64_t s0 = o0 * G.stride[0] - G.pad_begin[0];
+                    const std::int64_t s1 = o1 * G.stride[1] - G.pad_begin[1];
+                    const std::int64_t s2 = o2 * G.stride[2] - G.pad_begin[2];
+                    const std::int64_t count = counted(0, s0) * counted(1, s1) * counted(2, s2);
+                    yp[(o0 * G.out[1] + o1) * G.out[2] + o2] = count > 0 ? sum / static_cast<float>(count) : 0.0f;
+                });
             }
         });
     }

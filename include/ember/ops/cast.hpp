@@ -16,6 +16,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "ember/detail/onnx_dtype.hpp"
 #include "ember/ops/copy.hpp"
 #include "ember/ops/op_support.hpp"
 
@@ -24,24 +25,7 @@ namespace ops {
 
 /// The ember dtype of an ONNX TensorProto.DataType number, dtype::undefined for types ember
 /// lacks (string, complex, float8, 4-bit).
-constexpr dtype dtype_of_onnx_type(std::int64_t onnx_type) noexcept {
-    switch (onnx_type) {
-        case 1: return dtype::float32;
-        case 2: return dtype::uint8;
-        case 3: return dtype::int8;
-        case 4: return dtype::uint16;
-        case 5: return dtype::int16;
-        case 6: return dtype::int32;
-        case 7: return dtype::int64;
-        case 9: return dtype::boolean;
-        case 10: return dtype::float16;
-        case 11: return dtype::float64;
-        case 12: return dtype::uint32;
-        case 13: return dtype::uint64;
-        case 16: return dtype::bfloat16;
-        default: return dtype::undefined;
-    }
-}
+constexpr dtype dtype_of_onnx_type(std::int64_t onnx_type) noexcept { return ember::detail::dtype_of_onnx_type(onnx_type); }
 
 /// Checks an ONNX dtype attribute (Cast's `to`, EyeLike's `dtype`) and gives its ember dtype.
 inline status dtype_attribute(infer_context& ctx, std::string_view name, std::int64_t onnx_type, dtype& out) {

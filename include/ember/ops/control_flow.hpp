@@ -773,13 +773,11 @@ struct scan {
 } // namespace ops
 
 namespace detail {
-inline const op_entry* find_control_flow_op(std::string_view name, std::string_view domain) noexcept {
-    using table = op_table<ops::if_, ops::loop, ops::scan>;
-    if (domain == "ai.onnx") domain = "";
-    for (std::size_t i = 0; i < table::size; ++i)
-        if (table::entries[i].onnx_name == name && table::entries[i].domain == domain) return &table::entries[i];
-    return nullptr;
+#if !EMBER_DETAIL_OP_TABLE_DECLARE_ONLY
+EMBER_DETAIL_OP_TABLE_LINKAGE const op_entry* find_control_flow_op(std::string_view name, std::string_view domain) noexcept {
+    return find_in_table<op_table<ops::if_, ops::loop, ops::scan>>(name, domain);
 }
+#endif
 } // namespace detail
 
 EMBER_NAMESPACE_END

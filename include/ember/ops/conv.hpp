@@ -50,28 +50,9 @@ struct conv {
                 if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;
         const shape& x = ctx.input_shape(0);
         const shape& w = ctx.input_shape(1);
-        if (status s = expect_window_input(ctx, x, "X"); s != status::ok) return s;
-        const std::size_t S = x.rank() - 2;
-        if (w.rank() != x.rank())
-            return ctx.fail(status::shape_mismatch, "W must be [M, C/group, kernel...] of rank {} like X {}, got {}", x.rank(), x, w);
-        if (a.group < 1) return ctx.fail(status::invalid_model, "group is {}, expected >= 1", a.group);
-        if (x[1] != w[1] * a.group)
-            return ctx.fail(status::shape_mismatch, "X {} has {} channels, but W {} with group {} expects {} x {} = {}", x, x[1], w, a.group, w[1],
-                            a.group, w[1] * a.group);
-        if (w[0] % a.group != 0)
-            return ctx.fail(status::shape_mismatch, "W {} has {} output channels, not a multiple of group {}", w, w[0], a.group);
-        if (ctx.has_input(2)) {
-            const shape& b = ctx.input_shape(2);
-            if (b.rank() != 1 || b[0] != w[0])
-                return ctx.fail(status::shape_mismatch, "B must be [{}] (one bias per output channel of W {}), got {}", w[0], w, b);
-        }
-        if (!a.kernel_shape.empty()) {
-            bool same = a.kernel_shape.size() == S;
-            for (std::size_t i = 0; same && i < S; ++i) same = a.kernel_shape[i] == w[2 + i];
-            if (!same) return ctx.fail(status::shape_mismatch, "kernel_shape {} does not match W {}", a.kernel_shape, w);
-        }
+        const shape* b = ctx.has_input(2) ? &ctx.input_shape(2) : nullptr;
         const window_spec spec{a.auto_pad, a.pads, a.strides, a.dilations, false};
-        if (status s = make_window_geometry(ctx, x, w.data() + 2, spec, g.geo); s != status::ok) return s;
+        if (status s = plan_conv_window(ctx, x, w, b, a.group, a.kernel_shape, spec, "X", "W", g.geo); s != status::ok) return s;
         g.batch = x[0];
         g.in_channels = w[1];
         g.out_channels = w[0];
@@ -99,27 +80,15 @@ struct conv {
                 const float* xg = x + (n * g.group + grp) * C * in_size;  // first channel of m's group
                 const float* wm = w + m * C * k_size;
                 float* yp = y + plane * out_size;
-                for (std::int64_t o0 = 0; o0 < G.out[0]; ++o0)
-                    for (std::int64_t o1 = 0; o1 < G.out[1]; ++o1)
-                        for (std::int64_t o2 = 0; o2 < G.out[2]; ++o2) {
-                            float acc = 0.0f;
-                            for (std::int64_t c = 0; c < C; ++c)
-                                for (std::int64_t k0 = 0; k0 < G.kernel[0]; ++k0) {
-                                    const std::int64_t i0 = o0 * G.stride[0] - G.pad_begin[0] + k0 * G.dilation[0];
-                                    if (i0 < 0 || i0 >= G.in[0]) continue;
-                                    for (std::int64_t k1 = 0; k1 < G.kernel[1]; ++k1) {
-                                        const std::int64_t i1 = o1 * G.stride[1] - G.pad_begin[1] + k1 * G.dilation[1];
-                                        if (i1 < 0 || i1 >= G.in[1]) continue;
-                                        for (std::int64_t k2 = 0; k2 < G.kernel[2]; ++k2) {
-                                            const std::int64_t i2 = o2 * G.stride[2] - G.pad_begin[2] + k2 * G.dilation[2];
-                                            if (i2 < 0 || i2 >= G.in[2]) continue;
-                                            acc += xg[c * in_size + (i0 * G.in[1] + i1) * G.in[2] + i2] *
-                                                   wm[c * k_size + (k0 * G.kernel[1] + k1) * G.kernel[2] + k2];
-                                        }
-                                    }
-                                }
-                            yp[(o0 * G.out[1] + o1) * G.out[2] + o2] = b ? acc + b[m] : acc;
-                        }
+                for_each_window_output(G, [&](std::int64_t o0, std::int64_t o1, std::int64_t o2) {
+                    float acc = 0.0f;
+                    for (std::int64_t c = 0; c < C; ++c)
+                        for_each_window_tap(G, o0, o1, o2, [&](auto i0, auto i1, auto i2, auto k0, auto k1, auto k2) {
+                            acc += xg[c * in_size + (i0 * G.in[1] + i1) * G.in[2] + i2] *
+                                   wm[c * k_size + (k0 * G.kernel[1] + k1) * G.kernel[2] + k2];
+                        });
+                    yp[(o0 * G.out[1] + o1) * G.out[2] + o2] = b ? acc + b[m] : acc;
+                });
             }
         });
     }

@@ -51,23 +51,8 @@ inline status plan(const attributes& a, infer_context& ctx, std::size_t xi, std:
         if (status s = ctx.expect_type(i, {dtype::uint8, dtype::int8}); s != status::ok) return s;
     const shape& x = ctx.input_shape(xi);
     const shape& w = ctx.input_shape(wi);
-    if (status s = expect_window_input(ctx, x, "x"); s != status::ok) return s;
-    const std::size_t S = x.rank() - 2;
-    if (w.rank() != x.rank())
-        return ctx.fail(status::shape_mismatch, "w must be [M, C/group, kernel...] of rank {} like x {}, got {}", x.rank(), x, w);
-    if (a.group < 1) return ctx.fail(status::invalid_model, "group is {}, expected >= 1", a.group);
-    if (x[1] != w[1] * a.group)
-        return ctx.fail(status::shape_mismatch, "x {} has {} channels, but w {} with group {} expects {} x {} = {}", x, x[1], w, a.group, w[1], a.group,
-                        w[1] * a.group);
-    if (w[0] % a.group != 0)
-        return ctx.fail(status::shape_mismatch, "w {} has {} output channels, not a multiple of group {}", w, w[0], a.group);
-    if (!a.kernel_shape.empty()) {
-        bool same = a.kernel_shape.size() == S;
-        for (std::size_t i = 0; same && i < S; ++i) same = a.kernel_shape[i] == w[2 + i];
-        if (!same) return ctx.fail(status::shape_mismatch, "kernel_shape {} does not match w {}", a.kernel_shape, w);
-    }
     const window_spec spec{a.auto_pad, a.pads, a.strides, a.dilations, false};
-    if (status s = make_window_geometry(ctx, x, w.data() + 2, spec, g.geo); s != status::ok) return s;
+    if (status s = plan_conv_window(ctx, x, w, nullptr, a.group, a.kernel_shape, spec, "x", "w", g.geo); s != status::ok) return s;
     g.batch = x[0];
     g.in_channels = w[1];
     g.out_channels = w[0];
@@ -109,28 +94,16 @@ void accumulate(const geometry& g, const X* x, std::int64_t x_zp, const W* w, co
             const X* xg = x + (n * g.group + grp) * C * in_size;  // first channel of m's group
             const W* wm = w + m * C * k_size;
             const std::int64_t wz = w_zp ? static_cast<std::int64_t>(w_zp[w_per_channel ? m : 0]) : 0;
-            for (std::int64_t o0 = 0; o0 < G.out[0]; ++o0)
-                for (std::int64_t o1 = 0; o1 < G.out[1]; ++o1)
-                    for (std::int64_t o2 = 0; o2 < G.out[2]; ++o2) {
-                        std::int64_t acc = 0;
-                        for (std::int64_t c = 0; c < C; ++c)
-                            for (std::int64_t k0 = 0; k0 < G.kernel[0]; ++k0) {
-                                const std::int64_t i0 = o0 * G.stride[0] - G.pad_begin[0] + k0 * G.dilation[0];
-                                if (i0 < 0 || i0 >= G.in[0]) continue;
-                                for (std::int64_t k1 = 0; k1 < G.kernel[1]; ++k1) {
-                                    const std::int64_t i1 = o1 * G.stride[1] - G.pad_begin[1] + k1 * G.dilation[1];
-                                    if (i1 < 0 || i1 >= G.in[1]) continue;
-                                    for (std::int64_t k2 = 0; k2 < G.kernel[2]; ++k2) {
-                                        const std::int64_t i2 = o2 * G.stride[2] - G.pad_begin[2] + k2 * G.dilation[2];
-                                        if (i2 < 0 || i2 >= G.in[2]) continue;
-                                        const std::int64_t xv = xg[c * in_size + (i0 * G.in[1] + i1) * G.in[2] + i2];
-                                        const std::int64_t wv = wm[c * k_size + (k0 * G.kernel[1] + k1) * G.kernel[2] + k2];
-                                        acc += (xv - x_zp) * (wv - wz);
-                                    }
-                                }
-                            }
-                        out(plane * out_size + (o0 * G.out[1] + o1) * G.out[2] + o2, m, acc);
-                    }
+            for_each_window_output(G, [&](std::int64_t o0, std::int64_t o1, std::int64_t o2) {
+                std::int64_t acc = 0;
+                for (std::int64_t c = 0; c < C; ++c)
+                    for_each_window_tap(G, o0, o1, o2, [&](auto i0, auto i1, auto i2, auto k0, auto k1, auto k2) {
+                        const std::int64_t xv = xg[c * in_size + (i0 * G.in[1] + i1) * G.in[2] + i2];
+                        const std::int64_t wv = wm[c * k_size + (k0 * G.kernel[1] + k1) * G.kernel[2] + k2];
+                        acc += (xv - x_zp) * (wv - wz);
+                    });
+                out(plane * out_size + (o0 * G.out[1] + o1) * G.out[2] + o2, m, acc);
+            });
         }
     });
 }

@@ -81,12 +81,9 @@ struct conv_transpose {
             for (std::size_t i = 0; same && i < S; ++i) same = a.kernel_shape[i] == w[2 + i];
             if (!same) return ctx.fail(status::shape_mismatch, "kernel_shape {} does not match W {}", a.kernel_shape, w);
         }
-        enum class mode { notset, same_upper, same_lower, valid } pad_mode = mode::notset;
-        if (a.auto_pad == "NOTSET" || a.auto_pad.empty()) pad_mode = mode::notset;
-        else if (a.auto_pad == "SAME_UPPER") pad_mode = mode::same_upper;
-        else if (a.auto_pad == "SAME_LOWER") pad_mode = mode::same_lower;
-        else if (a.auto_pad == "VALID") pad_mode = mode::valid;
-        else return ctx.fail(status::invalid_model, "auto_pad is '{}', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID", a.auto_pad);
+        using mode = window_pad_mode;
+        mode pad_mode = mode::notset;
+        if (status s = parse_auto_pad(ctx, a.auto_pad, pad_mode); s != status::ok) return s;
         auto per_dim = [&](const std::vector<std::int64_t>& v, std::string_view name, std::size_t count) {
             if (v.empty() || v.size() == count) return status::ok;
             return ctx.fail(status::invalid_model, "{} {} has {} values, expected {} for input X {}", name, v, v.size(), count, x);
@@ -99,13 +96,7 @@ struct conv_transpose {
         if (out_skip == 0)
             if (status s = per_dim(a.output_shape, "output_shape", S); s != status::ok) return s;
         if (status s = per_dim(a.pads, "pads", 2 * S); s != status::ok) return s;
-        bool any_pad = false;
-        for (std::int64_t p : a.pads) {
-            if (p < 0) return ctx.fail(status::invalid_model, "pads {} has a negative value", a.pads);
-            any_pad = any_pad || p != 0;
-        }
-        if (any_pad && pad_mode != mode::notset)
-            return ctx.fail(status::invalid_model, "pads {} cannot be used together with auto_pad '{}'", a.pads, a.auto_pad);
+        if (status s = check_pads(ctx, a.pads, a.auto_pad, pad_mode); s != status::ok) return s;
 
         window_geometry& G = g.geo;
         G = window_geometry{};

@@ -38,10 +38,8 @@ struct gather {
         if (status s = indexing::expect_indices(ctx, 1, "indices"); s != status::ok) return s;
         const shape& data = ctx.input_shape(0);
         const shape& ind = ctx.input_shape(1);
-        if (data.rank() == 0) return ctx.fail(status::shape_mismatch, "data must have rank >= 1, got a scalar");
         std::size_t axis = 0;
-        if (!normalize_axis(a.axis, data.rank(), axis))
-            return ctx.fail(status::invalid_model, "axis {} is out of range for data of shape {} (rank {})", a.axis, data, data.rank());
+        if (status s = indexing::expect_data_axis(ctx, a.axis, axis); s != status::ok) return s;
         if (!shape::valid_rank(data.rank() - 1 + ind.rank()))
             return ctx.fail(status::unsupported_op, "output rank {} is more than EMBER_MAX_RANK ({})", data.rank() - 1 + ind.rank(), max_rank);
         if (size_of(ctx.input_type(0)) == 0) return ctx.fail(status::unsupported_op, "dtype {} is not supported", ctx.input_type(0));

@@ -40,17 +40,11 @@ struct gather_elements {
         if (status s = indexing::expect_indices(ctx, 1, "indices"); s != status::ok) return s;
         const shape& data = ctx.input_shape(0);
         const shape& ind = ctx.input_shape(1);
-        if (data.rank() == 0) return ctx.fail(status::shape_mismatch, "data must have rank >= 1, got a scalar");
         std::size_t axis = 0;
-        if (!normalize_axis(a.axis, data.rank(), axis))
-            return ctx.fail(status::invalid_model, "axis {} is out of range for data of shape {} (rank {})", a.axis, data, data.rank());
+        if (status s = indexing::expect_data_axis(ctx, a.axis, axis); s != status::ok) return s;
         if (ind.rank() != data.rank())
             return ctx.fail(status::shape_mismatch, "indices {} must have the rank of data {} ({})", ind, data, data.rank());
-        for (std::size_t d = 0; d < data.rank(); ++d)
-            if (d != axis && ind[d] > data[d])
-                return ctx.fail(status::shape_mismatch, "indices {} is longer than data {} in dimension {} (axis is {})", ind, data, d, axis);
-        if (data[axis] == 0 && ind.elements() != 0)
-            return ctx.fail(status::shape_mismatch, "data {} has length 0 on axis {}, so no index is valid", data, axis);
+        if (status s = indexing::expect_indices_fit(ctx, data, ind, axis); s != status::ok) return s;
         if (size_of(ctx.input_type(0)) == 0) return ctx.fail(status::unsupported_op, "dtype {} is not supported", ctx.input_type(0));
         ctx.set_output(0, ctx.input_type(0), ind);
         return status::ok;

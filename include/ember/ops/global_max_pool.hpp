@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "ember/ops/norm_support.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/reduce.hpp"
 
@@ -95,9 +96,7 @@ struct global_pool_op {
         if (status s = plan(a, ctx, g, out); s != status::ok) return s;
         g.x = ctx.input(0);
         g.y = ctx.output(0);
-        kernel_fn fn = nullptr;
-        reduce_detail::visit_floating(ctx.input_type(0), [&](auto tag) { fn = &kernel<decltype(tag)>; });
-        ctx.emit(fn, g);
+        norm_detail::emit_floating<global_pool_op>(ctx, g);
         return status::ok;
     }
 };

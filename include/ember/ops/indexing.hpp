@@ -44,6 +44,27 @@ inline status expect_indices(infer_context& ctx, std::size_t i, std::string_view
     return ctx.fail(status::invalid_model, "input {} ({}) must be int32 or int64, got {}", i, what, t);
 }
 
+/// Checks data (input 0) has rank >= 1 and `axis` (negative counts from the end) is one of its
+/// dimensions, giving it normalized; what Gather, GatherElements and ScatterElements check first.
+inline status expect_data_axis(infer_context& ctx, std::int64_t axis_attr, std::size_t& axis) {
+    const shape& data = ctx.input_shape(0);
+    if (data.rank() == 0) return ctx.fail(status::shape_mismatch, "data must have rank >= 1, got a scalar");
+    if (!normalize_axis(axis_attr, data.rank(), axis))
+        return ctx.fail(status::invalid_model, "axis {} is out of range for data of shape {} (rank {})", axis_attr, data, data.rank());
+    return status::ok;
+}
+
+/// GatherElements / ScatterElements: indices is at most data's length in every dimension but
+/// the axis, and data's axis is not empty when there are indices.
+inline status expect_indices_fit(infer_context& ctx, const shape& data, const shape& ind, std::size_t axis) {
+    for (std::size_t d = 0; d < data.rank(); ++d)
+        if (d != axis && ind[d] > data[d])
+            return ctx.fail(status::shape_mismatch, "indices {} is longer than data {} in dimension {} (axis is {})", ind, data, d, axis);
+    if (data[axis] == 0 && ind.elements() != 0)
+        return ctx.fail(status::shape_mismatch, "data {} has length 0 on axis {}, so no index is valid", data, axis);
+    return status::ok;
+}
+
 /// The element count of dims [begin, end) of s.
 inline std::int64_t product(const shape& s, std::size_t begin, std::size_t end) noexcept {
     std::int64_t n = 1;
@@ -104,6 +125,18 @@ inline status parse_reduction(infer_context& ctx, std::string_view text, reducti
         return ctx.fail(status::invalid_model, "reduction '{}' needs opset 16 or later, the model has opset {}", text, ctx.opset());
     if ((out == reduction::min || out == reduction::max) && ctx.opset() < 18)
         return ctx.fail(status::invalid_model, "reduction '{}' needs opset 18 or later, the model has opset {}", text, ctx.opset());
+    return status::ok;
+}
+
+/// ScatterElements / ScatterND: three inputs, int32/int64 indices, a valid `reduction` for the
+/// opset, and updates of data's dtype.
+inline status expect_scatter_inputs(infer_context& ctx, std::string_view reduction_text) {
+    if (status s = ctx.expect_inputs(3, 3); s != status::ok) return s;
+    if (status s = expect_indices(ctx, 1, "indices"); s != status::ok) return s;
+    reduction r = reduction::none;
+    if (status s = parse_reduction(ctx, reduction_text, r); s != status::ok) return s;
+    if (ctx.input_type(2) != ctx.input_type(0))
+        return ctx.fail(status::invalid_model, "updates has dtype {}, data has {}", ctx.input_type(2), ctx.input_type(0));
     return status::ok;
 }
 

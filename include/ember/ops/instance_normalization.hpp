@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ember/ops/norm_support.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/reduce.hpp"
 
@@ -44,20 +45,12 @@ struct instance_normalization {
                 return ctx.fail(status::shape_mismatch, "{} must be [{}] (one per channel of input {}), got {}", i == 1 ? "scale" : "B", x[1],
                                 x, s);
         }
-        g.batch = x[0];
-        g.channels = x[1];
-        g.plane = 1;
-        for (std::size_t i = 2; i < x.rank(); ++i) g.plane *= x[i];
+        norm_detail::split_nc_plane(x, g.batch, g.channels, g.plane);
         g.epsilon = a.epsilon;
         return status::ok;
     }
 
-    static status infer(const attributes& a, infer_context& ctx) {
-        args g;
-        if (status s = plan(a, ctx, g); s != status::ok) return s;
-        ctx.set_output(0, ctx.input_type(0), ctx.input_shape(0));
-        return status::ok;
-    }
+    static status infer(const attributes& a, infer_context& ctx) { return norm_detail::infer_like_input<instance_normalization>(a, ctx); }
 
     // The definition: mean and variance of each plane in double, then the plane. x and y may
     // alias: a plane is read whole before it is written.
@@ -98,9 +91,7 @@ struct instance_normalization {
         g.scale = ctx.input(1);
         g.b = ctx.input(2);
         g.y = ctx.output(0);
-        kernel_fn fn = nullptr;
-        reduce_detail::visit_floating(ctx.input_type(0), [&](auto tag) { fn = &kernel<decltype(tag)>; });
-        ctx.emit(fn, g);
+        norm_detail::emit_floating<instance_normalization>(ctx, g);
         return status::ok;
     }
 };

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ember/ops/norm_support.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/reduce.hpp"
 
@@ -161,9 +162,7 @@ struct layer_normalization {
         g.has_inv_std = ctx.has_output(2);
         if (g.has_mean) g.mean = ctx.output(1);
         if (g.has_inv_std) g.inv_std = ctx.output(2);
-        kernel_fn fn = nullptr;
-        reduce_detail::visit_floating(ctx.input_type(0), [&](auto tag) { fn = &kernel<decltype(tag)>; });
-        ctx.emit(fn, g);
+        norm_detail::emit_floating<layer_normalization>(ctx, g);
         return status::ok;
     }
 };

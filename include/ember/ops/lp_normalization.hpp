@@ -8,6 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ember/ops/norm_support.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/reduce.hpp"
 
@@ -47,12 +48,7 @@ struct lp_normalization {
         return status::ok;
     }
 
-    static status infer(const attributes& a, infer_context& ctx) {
-        args g;
-        if (status s = plan(a, ctx, g); s != status::ok) return s;
-        ctx.set_output(0, ctx.input_type(0), ctx.input_shape(0));
-        return status::ok;
-    }
+    static status infer(const attributes& a, infer_context& ctx) { return norm_detail::infer_like_input<lp_normalization>(a, ctx); }
 
     // The definition; x and y may alias (a line's norm is computed before it is written).
     template <class T>
@@ -85,9 +81,7 @@ struct lp_normalization {
         if (status s = plan(a, ctx, g); s != status::ok) return s;
         g.x = ctx.input(0);
         g.y = ctx.output(0);
-        kernel_fn fn = nullptr;
-        reduce_detail::visit_floating(ctx.input_type(0), [&](auto tag) { fn = &kernel<decltype(tag)>; });
-        ctx.emit(fn, g);
+        norm_detail::emit_floating<lp_normalization>(ctx, g);
         return status::ok;
     }
 };

@@ -74,27 +74,15 @@ struct lp_pool {
             for (auto plane = static_cast<std::int64_t>(begin); plane < static_cast<std::int64_t>(end); ++plane) {
                 const T* xp = x + plane * in_size;
                 T* yp = y + plane * out_size;
-                for (std::int64_t o0 = 0; o0 < G.out[0]; ++o0)
-                    for (std::int64_t o1 = 0; o1 < G.out[1]; ++o1)
-                        for (std::int64_t o2 = 0; o2 < G.out[2]; ++o2) {
-                            double sum = 0.0;
-                            for (std::int64_t k0 = 0; k0 < G.kernel[0]; ++k0) {
-                                const std::int64_t i0 = o0 * G.stride[0] - G.pad_begin[0] + k0 * G.dilation[0];
-                                if (i0 < 0 || i0 >= G.in[0]) continue;
-                                for (std::int64_t k1 = 0; k1 < G.kernel[1]; ++k1) {
-                                    const std::int64_t i1 = o1 * G.stride[1] - G.pad_begin[1] + k1 * G.dilation[1];
-                                    if (i1 < 0 || i1 >= G.in[1]) continue;
-                                    for (std::int64_t k2 = 0; k2 < G.kernel[2]; ++k2) {
-                                        const std::int64_t i2 = o2 * G.stride[2] - G.pad_begin[2] + k2 * G.dilation[2];
-                                        if (i2 < 0 || i2 >= G.in[2]) continue;
-                                        const double v = std::fabs(static_cast<double>(xp[(i0 * G.in[1] + i1) * G.in[2] + i2]));
-                                        sum += g.p == 1.0 ? v : g.p == 2.0 ? v * v : std::pow(v, g.p);
-                                    }
-                                }
-                            }
-                            const double r = g.p == 1.0 ? sum : g.p == 2.0 ? std::sqrt(sum) : std::pow(sum, 1.0 / g.p);
-                            yp[(o0 * G.out[1] + o1) * G.out[2] + o2] = static_cast<T>(r);
-                        }
+                for_each_window_output(G, [&](std::int64_t o0, std::int64_t o1, std::int64_t o2) {
+                    double sum = 0.0;
+                    for_each_window_tap(G, o0, o1, o2, [&](auto i0, auto i1, auto i2, auto, auto, auto) {
+                        const double v = std::fabs(static_cast<double>(xp[(i0 * G.in[1] + i1) * G.in[2] + i2]));
+                        sum += g.p == 1.0 ? v : g.p == 2.0 ? v * v : std::pow(v, g.p);
+                    });
+                    const double r = g.p == 1.0 ? sum : g.p == 2.0 ? std::sqrt(sum) : std::pow(sum, 1.0 / g.p);
+                    yp[(o0 * G.out[1] + o1) * G.out[2] + o2] = static_cast<T>(r);
+                });
             }
         });
     }

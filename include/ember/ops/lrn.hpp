@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "ember/ops/norm_support.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/reduce.hpp"
 
@@ -41,10 +42,7 @@ struct lrn {
         const shape& x = ctx.input_shape(0);
         if (x.rank() < 2) return ctx.fail(status::shape_mismatch, "input must be [N, C, D1, ...], got {}", x);
         if (a.size < 1) return ctx.fail(status::invalid_model, "size is {}, expected >= 1", a.size);
-        g.batch = x[0];
-        g.channels = x[1];
-        g.plane = 1;
-        for (std::size_t i = 2; i < x.rank(); ++i) g.plane *= x[i];
+        norm_detail::split_nc_plane(x, g.batch, g.channels, g.plane);
         g.before = (a.size - 1) / 2;
         g.after = a.size - 1 - g.before;
         g.alpha = static_cast<double>(a.alpha) / static_cast<double>(a.size);
@@ -53,12 +51,7 @@ struct lrn {
         return status::ok;
     }
 
-    static status infer(const attributes& a, infer_context& ctx) {
-        args g;
-        if (status s = plan(a, ctx, g); s != status::ok) return s;
-        ctx.set_output(0, ctx.input_type(0), ctx.input_shape(0));
-        return status::ok;
-    }
+    static status infer(const attributes& a, infer_context& ctx) { return norm_detail::infer_like_input<lrn>(a, ctx); }
 
     // The definition: a direct sum over the channel window of each element.
     template <class T>
@@ -93,9 +86,7 @@ struct lrn {
         if (status s = plan(a, ctx, g); s != status::ok) return s;
         g.x = ctx.input(0);
         g.y = ctx.output(0);
-        kernel_fn fn = nullptr;
-        reduce_detail::visit_floating(ctx.input_type(0), [&](auto tag) { fn = &kernel<decltype(tag)>; });
-        ctx.emit(fn, g);
+        norm_detail::emit_floating<lrn>(ctx, g);
         return status::ok;
     }
 };

@@ -64,21 +64,26 @@ struct matmul {
         return true;
     }
 
-    static status infer(const attributes&, infer_context& ctx) {
-        if (status s = ctx.expect_inputs(2, 2); s != status::ok) return s;
-        for (std::size_t i = 0; i < 2; ++i)
-            if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;
-        const shape& lhs = ctx.input_shape(0);
-        const shape& rhs = ctx.input_shape(1);
+    /// plan_shapes() with infer()'s errors: operands of rank 0, inner dimensions that differ,
+    /// batch dimensions that do not broadcast. Shared with MatMulInteger and QLinearMatMul.
+    static status check_shapes(infer_context& ctx, const shape& lhs, const shape& rhs, shape& out, args* g) {
         if (lhs.rank() == 0 || rhs.rank() == 0)
             return ctx.fail(status::shape_mismatch, "operands must have rank >= 1, got {} and {}", lhs, rhs);
         const std::int64_t k_lhs = lhs[lhs.rank() - 1];
         const std::int64_t k_rhs = rhs.rank() == 1 ? rhs[0] : rhs[rhs.rank() - 2];
         if (k_lhs != k_rhs)
             return ctx.fail(status::shape_mismatch, "inner dimensions differ: {} vs {} ({} x {})", k_lhs, k_rhs, lhs, rhs);
-        shape out;
-        if (!plan_shapes(lhs, rhs, out, nullptr))
+        if (!plan_shapes(lhs, rhs, out, g))
             return ctx.fail(status::shape_mismatch, "batch dimensions of {} and {} do not broadcast", lhs, rhs);
+        return status::ok;
+    }
+
+    static status infer(const attributes&, infer_context& ctx) {
+        if (status s = ctx.expect_inputs(2, 2); s != status::ok) return s;
+        for (std::size_t i = 0; i < 2; ++i)
+            if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;
+        shape out;
+        if (status s = check_shapes(ctx, ctx.input_shape(0), ctx.input_shape(1), out, nullptr); s != status::ok) return s;
         ctx.set_output(0, dtype::float32, out);
         return status::ok;
     }

@@ -141,13 +141,7 @@ struct matmul_integer {
                                 ctx.input_type(i), ctx.input_type(i - 2), i == 2 ? "A" : "B");
         const shape& lhs = ctx.input_shape(0);
         const shape& rhs = ctx.input_shape(1);
-        if (lhs.rank() == 0 || rhs.rank() == 0)
-            return ctx.fail(status::shape_mismatch, "operands must have rank >= 1, got {} and {}", lhs, rhs);
-        const std::int64_t k_lhs = lhs[lhs.rank() - 1];
-        const std::int64_t k_rhs = rhs.rank() == 1 ? rhs[0] : rhs[rhs.rank() - 2];
-        if (k_lhs != k_rhs) return ctx.fail(status::shape_mismatch, "inner dimensions differ: {} vs {} ({} x {})", k_lhs, k_rhs, lhs, rhs);
-        if (!matmul::plan_shapes(lhs, rhs, out, &g.mm))
-            return ctx.fail(status::shape_mismatch, "batch dimensions of {} and {} do not broadcast", lhs, rhs);
+        if (status s = matmul::check_shapes(ctx, lhs, rhs, out, &g.mm); s != status::ok) return s;
         const shape batch = qmatmul_detail::output_batch(out, lhs, rhs);
         if (ctx.has_input(2))
             if (status s = qmatmul_detail::plan_param(ctx, 2, "a_zero_point", 0, lhs, batch, true, g.la); s != status::ok) return s;
@@ -232,13 +226,7 @@ struct qlinear_matmul {
             return ctx.fail(status::invalid_model, "b_zero_point has dtype {}, expected {} like b", ctx.input_type(5), ctx.input_type(3));
         const shape& lhs = ctx.input_shape(0);
         const shape& rhs = ctx.input_shape(3);
-        if (lhs.rank() == 0 || rhs.rank() == 0)
-            return ctx.fail(status::shape_mismatch, "operands must have rank >= 1, got {} and {}", lhs, rhs);
-        const std::int64_t k_lhs = lhs[lhs.rank() - 1];
-        const std::int64_t k_rhs = rhs.rank() == 1 ? rhs[0] : rhs[rhs.rank() - 2];
-        if (k_lhs != k_rhs) return ctx.fail(status::shape_mismatch, "inner dimensions differ: {} vs {} ({} x {})", k_lhs, k_rhs, lhs, rhs);
-        if (!matmul::plan_shapes(lhs, rhs, out, &g.mm))
-            return ctx.fail(status::shape_mismatch, "batch dimensions of {} and {} do not broadcast", lhs, rhs);
+        if (status s = matmul::check_shapes(ctx, lhs, rhs, out, &g.mm); s != status::ok) return s;
         const shape batch = qmatmul_detail::output_batch(out, lhs, rhs);
         if (status s = qmatmul_detail::plan_param(ctx, 1, "a_scale", 0, lhs, batch, false, g.la); s != status::ok) return s;
         if (status s = qmatmul_detail::plan_param(ctx, 4, "b_scale", 1, rhs, batch, false, g.lb); s != status::ok) return s;

@@ -98,32 +98,20 @@ struct max_pool {
         parallel_for(ex, static_cast<std::size_t>(g.planes), [&](std::size_t begin, std::size_t end) {
             for (auto plane = static_cast<std::int64_t>(begin); plane < static_cast<std::int64_t>(end); ++plane) {
                 const T* xp = x + plane * in_size;
-                for (std::int64_t o0 = 0; o0 < G.out[0]; ++o0)
-                    for (std::int64_t o1 = 0; o1 < G.out[1]; ++o1)
-                        for (std::int64_t o2 = 0; o2 < G.out[2]; ++o2) {
-                            C best = lowest;
-                            std::int64_t best_index = -1;
-                            for (std::int64_t k0 = 0; k0 < G.kernel[0]; ++k0) {
-                                const std::int64_t i0 = o0 * G.stride[0] - G.pad_begin[0] + k0 * G.dilation[0];
-                                if (i0 < 0 || i0 >= G.in[0]) continue;
-                                for (std::int64_t k1 = 0; k1 < G.kernel[1]; ++k1) {
-                                    const std::int64_t i1 = o1 * G.stride[1] - G.pad_begin[1] + k1 * G.dilation[1];
-                                    if (i1 < 0 || i1 >= G.in[1]) continue;
-                                    for (std::int64_t k2 = 0; k2 < G.kernel[2]; ++k2) {
-                                        const std::int64_t i2 = o2 * G.stride[2] - G.pad_begin[2] + k2 * G.dilation[2];
-                                        if (i2 < 0 || i2 >= G.in[2]) continue;
-                                        const C v = static_cast<C>(xp[(i0 * G.in[1] + i1) * G.in[2] + i2]);
-                                        if (best_index < 0 || v > best) {
-                                            best = v;
-                                            best_index = i0 * g.index_stride[0] + i1 * g.index_stride[1] + i2 * g.index_stride[2];
-                                        }
-                                    }
-                                }
-                            }
-                            const std::int64_t o = plane * out_size + (o0 * G.out[1] + o1) * G.out[2] + o2;
-                            y[o] = static_cast<T>(best);
-                            if (indices) indices[o] = best_index < 0 ? -1 : plane * in_size + best_index;
+                for_each_window_output(G, [&](std::int64_t o0, std::int64_t o1, std::int64_t o2) {
+                    C best = lowest;
+                    std::int64_t best_index = -1;
+                    for_each_window_tap(G, o0, o1, o2, [&](auto i0, auto i1, auto i2, auto, auto, auto) {
+                        const C v = static_cast<C>(xp[(i0 * G.in[1] + i1) * G.in[2] + i2]);
+                        if (best_index < 0 || v > best) {
+                            best = v;
+                            best_index = i0 * g.index_stride[0] + i1 * g.index_stride[1] + i2 * g.index_stride[2];
                         }
+                    });
+                    const std::int64_t o = plane * out_size + (o0 * G.out[1] + o1) * G.out[2] + o2;
+                    y[o] = static_cast<T>(best);
+                    if (indices) indices[o] = best_index < 0 ? -1 : plane * in_size + best_index;
+                });
             }
         });
     }

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "ember/ops/norm_support.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/reduce.hpp"
 
@@ -41,12 +42,7 @@ struct mean_variance_normalization {
         return status::ok;
     }
 
-    static status infer(const attributes& a, infer_context& ctx) {
-        args g;
-        if (status s = plan(a, ctx, g); s != status::ok) return s;
-        ctx.set_output(0, ctx.input_type(0), ctx.input_shape(0));
-        return status::ok;
-    }
+    static status infer(const attributes& a, infer_context& ctx) { return norm_detail::infer_like_input<mean_variance_normalization>(a, ctx); }
 
     // The definition: per reduced set, mean and variance in double, then the set's elements.
     // x and y may alias: a set is read whole before it is written.
@@ -82,9 +78,7 @@ struct mean_variance_normalization {
         if (status s = plan(a, ctx, g); s != status::ok) return s;
         g.x = ctx.input(0);
         g.y = ctx.output(0);
-        kernel_fn fn = nullptr;
-        reduce_detail::visit_floating(ctx.input_type(0), [&](auto tag) { fn = &kernel<decltype(tag)>; });
-        ctx.emit(fn, g);
+        norm_detail::emit_floating<mean_variance_normalization>(ctx, g);
         return status::ok;
     }
 };

@@ -249,14 +249,16 @@ using builtin = type_list<
     where
 >;
 
-/// The built-in op for an ONNX name and domain, or null.
-inline const op_entry* find_builtin(std::string_view name, std::string_view domain) noexcept {
-    using table = op_table_of<builtin>::type;
-    if (domain == "ai.onnx") domain = "";
-    for (std::size_t i = 0; i < table::size; ++i)
-        if (table::entries[i].onnx_name == name && table::entries[i].domain == domain) return &table::entries[i];
-    return nullptr;
+/// The built-in op for an ONNX name and domain, or null. Inline unless EMBER_OP_TABLE_IN_ONE_TU
+/// (config.hpp) moves it into one translation unit.
+EMBER_DETAIL_OP_TABLE_LINKAGE const op_entry* find_builtin(std::string_view name, std::string_view domain) noexcept
+#if EMBER_DETAIL_OP_TABLE_DECLARE_ONLY
+    ;
+#else
+{
+    return find_in_table<op_table_of<builtin>::type>(name, domain);
 }
+#endif
 
 } // namespace ops
 EMBER_NAMESPACE_END

@@ -148,14 +148,19 @@ struct quantize_linear {
                         ctx.at<Q>(g.y));
     }
 
-    static status bind(const attributes& a, bind_context& ctx) {
-        args g;
-        if (status s = plan(a, ctx, g); s != status::ok) return s;
+    /// Where x, scale, the optional zero_point and y live; shared with DequantizeLinear.
+    static void bind_operands(bind_context& ctx, args& g) noexcept {
         g.x = ctx.input(0);
         g.scale = ctx.input(1);
         g.has_zero_point = ctx.has_input(2);
         if (g.has_zero_point) g.zero_point = ctx.input(2);
         g.y = ctx.output(0);
+    }
+
+    static status bind(const attributes& a, bind_context& ctx) {
+        args g;
+        if (status s = plan(a, ctx, g); s != status::ok) return s;
+        bind_operands(ctx, g);
         const bool from_int = ctx.input_type(0) == dtype::int32;
         if (ctx.output_type(0) == dtype::int8)
             ctx.emit(from_int ? &kernel<std::int32_t, std::int8_t> : &kernel<float, std::int8_t>, g);
@@ -215,11 +220,7 @@ struct dequantize_linear {
     static status bind(const attributes& a, bind_context& ctx) {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
-        g.x = ctx.input(0);
-        g.scale = ctx.input(1);
-        g.has_zero_point = ctx.has_input(2);
-        if (g.has_zero_point) g.zero_point = ctx.input(2);
-        g.y = ctx.output(0);
+        quantize_linear::bind_operands(ctx, g);
         switch (ctx.input_type(0)) {
             case dtype::int8: ctx.emit(&kernel<std::int8_t>, g); break;
             case dtype::int32: ctx.emit(&kernel<std::int32_t>, g); break;

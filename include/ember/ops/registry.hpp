@@ -75,6 +75,15 @@ struct op_table {
     static constexpr op_entry entries[sizeof...(Ops) == 0 ? 1 : sizeof...(Ops)] = {make_op_entry<Ops>()...};
     static constexpr std::size_t size = sizeof...(Ops);
 };
+/// The entry of Table (an op_table) with this ONNX name and domain ("ai.onnx" is ""), or null.
+template <class Table>
+const op_entry* find_in_table(std::string_view name, std::string_view domain) noexcept {
+    if (domain == "ai.onnx") domain = "";
+    for (std::size_t i = 0; i < Table::size; ++i)
+        if (Table::entries[i].onnx_name == name && Table::entries[i].domain == domain) return &Table::entries[i];
+    return nullptr;
+}
+
 template <class List>
 struct op_table_of;
 template <class... Ops>

@@ -41,15 +41,10 @@ struct scatter_nd {
     };
 
     static status infer(const attributes& a, infer_context& ctx) {
-        if (status s = ctx.expect_inputs(3, 3); s != status::ok) return s;
-        if (status s = indexing::expect_indices(ctx, 1, "indices"); s != status::ok) return s;
-        indexing::reduction r = indexing::reduction::none;
-        if (status s = indexing::parse_reduction(ctx, a.reduction, r); s != status::ok) return s;
+        if (status s = indexing::expect_scatter_inputs(ctx, a.reduction); s != status::ok) return s;
         const shape& data = ctx.input_shape(0);
         const shape& ind = ctx.input_shape(1);
         const shape& upd = ctx.input_shape(2);
-        if (ctx.input_type(2) != ctx.input_type(0))
-            return ctx.fail(status::invalid_model, "updates has dtype {}, data has {}", ctx.input_type(2), ctx.input_type(0));
         if (data.rank() == 0 || ind.rank() == 0)
             return ctx.fail(status::shape_mismatch, "data {} and indices {} must have rank >= 1", data, ind);
         const std::int64_t k = ind[ind.rank() - 1];

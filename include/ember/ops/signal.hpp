@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <limits>
 #include <type_traits>
 #include <vector>
@@ -80,7 +81,7 @@ inline status make_constant(infer_context& ctx, dtype type, const shape& dims, c
 
 /// The shared body of the three window generators: w[n] = sum_k c[k] * cos(2 pi k n / N) with
 /// N = size (periodic) or size - 1 (symmetric).
-inline status window(infer_context& ctx, std::int64_t output_datatype, std::int64_t periodic, std::initializer_list<double> coeffs) {
+inline status window(infer_context& ctx, std::int64_t output_datatype, std::int64_t periodic, const std::vector<double>& coeffs) {
     if (status s = ctx.expect_inputs(1, 1); s != status::ok) return s;
     dtype type = dtype::undefined;
     if (status s = dtype_attribute(ctx, "output_datatype", output_datatype, type); s != status::ok) return s;
@@ -104,11 +105,11 @@ inline status window(infer_context& ctx, std::int64_t output_datatype, std::int6
     return status::ok;
 }
 
-} // namespace signal_detail
-
-/// HannWindow (opset 17): 0.5 - 0.5 cos(2 pi n / N).
-struct hann_window {
-    static constexpr std::string_view onnx_name = "HannWindow";
+/// What HannWindow, HammingWindow and BlackmanWindow share: the attributes, and infer() from
+/// Op::coefficients. infer() makes the output a compile-time constant, so compile() never binds
+/// these ops.
+template <class Op>
+struct window_op {
     static constexpr op_flags flags = op_flags::none;
     struct attributes {
         std::int64_t output_datatype = 1;  // TensorProto.FLOAT
@@ -116,47 +117,32 @@ struct hann_window {
     };
     static constexpr auto onnx_attributes =
         std::make_tuple(attr("output_datatype", &attributes::output_datatype), attr("periodic", &attributes::periodic));
-    static status infer(const attributes& a, infer_context& ctx) { return signal_detail::window(ctx, a.output_datatype, a.periodic, {0.5, -0.5}); }
-    // infer() makes the output a compile-time constant, so compile() never binds this op.
-    static status bind(const attributes&, bind_context& ctx) {
-        return ctx.fail(status::invalid_model, "HannWindow has no step: its value is known at compile time");
+    static status infer(const attributes& a, infer_context& ctx) {
+        return window(ctx, a.output_datatype, a.periodic, {std::begin(Op::coefficients), std::end(Op::coefficients)});
     }
+    static status bind(const attributes&, bind_context& ctx) {
+        return ctx.fail(status::invalid_model, "{} has no step: its value is known at compile time", Op::onnx_name);
+    }
+};
+
+} // namespace signal_detail
+
+/// HannWindow (opset 17): 0.5 - 0.5 cos(2 pi n / N).
+struct hann_window : signal_detail::window_op<hann_window> {
+    static constexpr std::string_view onnx_name = "HannWindow";
+    static constexpr double coefficients[] = {0.5, -0.5};
 };
 
 /// HammingWindow (opset 17): 25/46 - 21/46 cos(2 pi n / N).
-struct hamming_window {
+struct hamming_window : signal_detail::window_op<hamming_window> {
     static constexpr std::string_view onnx_name = "HammingWindow";
-    static constexpr op_flags flags = op_flags::none;
-    struct attributes {
-        std::int64_t output_datatype = 1;
-        std::int64_t periodic = 1;
-    };
-    static constexpr auto onnx_attributes =
-        std::make_tuple(attr("output_datatype", &attributes::output_datatype), attr("periodic", &attributes::periodic));
-    static status infer(const attributes& a, infer_context& ctx) {
-        return signal_detail::window(ctx, a.output_datatype, a.periodic, {25.0 / 46.0, -21.0 / 46.0});
-    }
-    static status bind(const attributes&, bind_context& ctx) {
-        return ctx.fail(status::invalid_model, "HammingWindow has no step: its value is known at compile time");
-    }
+    static constexpr double coefficients[] = {25.0 / 46.0, -21.0 / 46.0};
 };
 
 /// BlackmanWindow (opset 17): 0.42 - 0.5 cos(2 pi n / N) + 0.08 cos(4 pi n / N).
-struct blackman_window {
+struct blackman_window : signal_detail::window_op<blackman_window> {
     static constexpr std::string_view onnx_name = "BlackmanWindow";
-    static constexpr op_flags flags = op_flags::none;
-    struct attributes {
-        std::int64_t output_datatype = 1;
-        std::int64_t periodic = 1;
-    };
-    static constexpr auto onnx_attributes =
-        std::make_tuple(attr("output_datatype", &attributes::output_datatype), attr("periodic", &attributes::periodic));
-    static status infer(const attributes& a, infer_context& ctx) {
-        return signal_detail::window(ctx, a.output_datatype, a.periodic, {0.42, -0.5, 0.08});
-    }
-    static status bind(const attributes&, bind_context& ctx) {
-        return ctx.fail(status::invalid_model, "BlackmanWindow has no step: its value is known at compile time");
-    }
+    static constexpr double coefficients[] = {0.42, -0.5, 0.08};
 };
 
 /// MelWeightMatrix (opset 17): [dft_length / 2 + 1, num_mel_bins] triangular filters, spaced

@@ -44,6 +44,31 @@ struct window_spec {
     bool ceil_mode = false;
 };
 
+/// auto_pad as the ONNX window ops spell it.
+enum class window_pad_mode { notset, same_upper, same_lower, valid };
+
+/// Reads auto_pad ("NOTSET" or empty, "SAME_UPPER", "SAME_LOWER", "VALID") into mode.
+inline status parse_auto_pad(infer_context& ctx, const std::string& auto_pad, window_pad_mode& mode) {
+    if (auto_pad == "NOTSET" || auto_pad.empty()) mode = window_pad_mode::notset;
+    else if (auto_pad == "SAME_UPPER") mode = window_pad_mode::same_upper;
+    else if (auto_pad == "SAME_LOWER") mode = window_pad_mode::same_lower;
+    else if (auto_pad == "VALID") mode = window_pad_mode::valid;
+    else return ctx.fail(status::invalid_model, "auto_pad is '{}', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID", auto_pad);
+    return status::ok;
+}
+
+/// Checks that pads has no negative value, and no non-zero one unless auto_pad is NOTSET.
+inline status check_pads(infer_context& ctx, const std::vector<std::int64_t>& pads, const std::string& auto_pad, window_pad_mode mode) {
+    bool any_pad = false;
+    for (std::int64_t p : pads) {
+        if (p < 0) return ctx.fail(status::invalid_model, "pads {} has a negative value", pads);
+        any_pad = any_pad || p != 0;
+    }
+    if (any_pad && mode != window_pad_mode::notset)
+        return ctx.fail(status::invalid_model, "pads {} cannot be used together with auto_pad '{}'", pads, auto_pad);
+    return status::ok;
+}
+
 /// Fills g for an input of shape x = [N, C, spatial...] and a kernel of `kernel` (S values).
 /// Output size per ONNX:
 ///   NOTSET:  floor((in + pad_begin + pad_end - dilation * (kernel - 1) - 1) / stride) + 1, or
@@ -58,12 +83,9 @@ inline status make_window_geometry(infer_context& ctx, const shape& x, const std
     const std::size_t S = x.rank() - 2;
     g = window_geometry{};
     g.rank = S;
-    enum class mode { notset, same_upper, same_lower, valid } pad_mode = mode::notset;
-    if (spec.auto_pad == "NOTSET" || spec.auto_pad.empty()) pad_mode = mode::notset;
-    else if (spec.auto_pad == "SAME_UPPER") pad_mode = mode::same_upper;
-    else if (spec.auto_pad == "SAME_LOWER") pad_mode = mode::same_lower;
-    else if (spec.auto_pad == "VALID") pad_mode = mode::valid;
-    else return ctx.fail(status::invalid_model, "auto_pad is '{}', expected NOTSET, SAME_UPPER, SAME_LOWER or VALID", spec.auto_pad);
+    using mode = window_pad_mode;
+    mode pad_mode = mode::notset;
+    if (status s = parse_auto_pad(ctx, spec.auto_pad, pad_mode); s != status::ok) return s;
 
     if (!spec.strides.empty() && spec.strides.size() != S)
         return ctx.fail(status::invalid_model, "strides {} has {} values, expected {} (one per spatial dimension of input {})", spec.strides,
@@ -74,13 +96,7 @@ inline status make_window_geometry(infer_context& ctx, const shape& x, const std
     if (!spec.pads.empty() && spec.pads.size() != 2 * S)
         return ctx.fail(status::invalid_model, "pads {} has {} values, expected {} (begin and end of each spatial dimension of input {})",
                         spec.pads, spec.pads.size(), 2 * S, x);
-    bool any_pad = false;
-    for (std::int64_t p : spec.pads) {
-        if (p < 0) return ctx.fail(status::invalid_model, "pads {} has a negative value", spec.pads);
-        any_pad = any_pad || p != 0;
-    }
-    if (any_pad && pad_mode != mode::notset)
-        return ctx.fail(status::invalid_model, "pads {} cannot be used together with auto_pad '{}'", spec.pads, spec.auto_pad);
+    if (status s = check_pads(ctx, spec.pads, spec.auto_pad, pad_mode); s != status::ok) return s;
 
     const std::size_t lead = max_window_rank - S;
     for (std::size_t i = 0; i < S; ++i) {
@@ -133,6 +149,34 @@ inline shape window_output_shape(const shape& x, std::int64_t channels, const wi
     return out;
 }
 
+/// Calls out(o0, o1, o2) for each output position of g, in row-major order.
+template <class Out>
+void for_each_window_output(const window_geometry& g, Out&& out) {
+    for (std::int64_t o0 = 0; o0 < g.out[0]; ++o0)
+        for (std::int64_t o1 = 0; o1 < g.out[1]; ++o1)
+            for (std::int64_t o2 = 0; o2 < g.out[2]; ++o2) out(o0, o1, o2);
+}
+
+/// Calls tap(i0, i1, i2, k0, k1, k2) for each kernel position k of the window at output
+/// (o0, o1, o2) whose input position i = o * stride - pad_begin + k * dilation lies inside the
+/// input (positions in the padding are skipped), in row-major kernel order.
+template <class Tap>
+void for_each_window_tap(const window_geometry& g, std::int64_t o0, std::int64_t o1, std::int64_t o2, Tap&& tap) {
+    for (std::int64_t k0 = 0; k0 < g.kernel[0]; ++k0) {
+        const std::int64_t i0 = o0 * g.stride[0] - g.pad_begin[0] + k0 * g.dilation[0];
+        if (i0 < 0 || i0 >= g.in[0]) continue;
+        for (std::int64_t k1 = 0; k1 < g.kernel[1]; ++k1) {
+            const std::int64_t i1 = o1 * g.stride[1] - g.pad_begin[1] + k1 * g.dilation[1];
+            if (i1 < 0 || i1 >= g.in[1]) continue;
+            for (std::int64_t k2 = 0; k2 < g.kernel[2]; ++k2) {
+                const std::int64_t i2 = o2 * g.stride[2] - g.pad_begin[2] + k2 * g.dilation[2];
+                if (i2 < 0 || i2 >= g.in[2]) continue;
+                tap(i0, i1, i2, k0, k1, k2);
+            }
+        }
+    }
+}
+
 /// Checks that x is [N, C, spatial...] with 1 to 3 spatial dimensions; `what` names the input.
 inline status expect_window_input(infer_context& ctx, const shape& x, std::string_view what) {
     if (x.rank() < 3)
@@ -141,6 +185,32 @@ inline status expect_window_input(infer_context& ctx, const shape& x, std::strin
         return ctx.fail(status::unsupported_op, "{} of shape {} has {} spatial dimensions, supported: 1 to {}", what, x, x.rank() - 2,
                         max_window_rank);
     return status::ok;
+}
+
+/// Conv's checks of x [N, C, spatial...] against w [M, C/group, kernel...] (and of the bias b
+/// against [M] where b is not null), then g as make_window_geometry() gives it for w's kernel;
+/// x_name and w_name name the two inputs in the errors.
+inline status plan_conv_window(infer_context& ctx, const shape& x, const shape& w, const shape* b, std::int64_t group,
+                               const std::vector<std::int64_t>& kernel_shape, const window_spec& spec, std::string_view x_name,
+                               std::string_view w_name, window_geometry& g) {
+    if (status s = expect_window_input(ctx, x, x_name); s != status::ok) return s;
+    const std::size_t S = x.rank() - 2;
+    if (w.rank() != x.rank())
+        return ctx.fail(status::shape_mismatch, "{} must be [M, C/group, kernel...] of rank {} like {} {}, got {}", w_name, x.rank(), x_name, x, w);
+    if (group < 1) return ctx.fail(status::invalid_model, "group is {}, expected >= 1", group);
+    if (x[1] != w[1] * group)
+        return ctx.fail(status::shape_mismatch, "{} {} has {} channels, but {} {} with group {} expects {} x {} = {}", x_name, x, x[1], w_name, w,
+                        group, w[1], group, w[1] * group);
+    if (w[0] % group != 0)
+        return ctx.fail(status::shape_mismatch, "{} {} has {} output channels, not a multiple of group {}", w_name, w, w[0], group);
+    if (b && (b->rank() != 1 || (*b)[0] != w[0]))
+        return ctx.fail(status::shape_mismatch, "B must be [{}] (one bias per output channel of {} {}), got {}", w[0], w_name, w, *b);
+    if (!kernel_shape.empty()) {
+        bool same = kernel_shape.size() == S;
+        for (std::size_t i = 0; same && i < S; ++i) same = kernel_shape[i] == w[2 + i];
+        if (!same) return ctx.fail(status::shape_mismatch, "kernel_shape {} does not match {} {}", kernel_shape, w_name, w);
+    }
+    return make_window_geometry(ctx, x, w.data() + 2, spec, g);
 }
 
 } // namespace ops

@@ -48,6 +48,7 @@ struct outcome {
     bool passed = false;
     int frozen = 0;  // 0: nothing fixed, 1: integer inputs fixed by value, 2: all inputs fixed
     std::string reason;
+    std::set<std::string> ops;  // op types of the model's nodes, for the per-op table
 };
 
 bool load_pb(const fs::path& path, ember::tensor& out, std::string& why) {
@@ -212,6 +213,7 @@ outcome run_case(const fs::path& dir) {
         out.reason = "load: " + g.error().message;
         return out;
     }
+    for (const ember::node& n : g->nodes) out.ops.insert(n.domain.empty() ? n.op_type : n.domain + "." + n.op_type);
     std::vector<fs::path> sets;
     for (const auto& e : fs::directory_iterator(dir))
         if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0) sets.push_back(e.path());
@@ -224,20 +226,13 @@ outcome run_case(const fs::path& dir) {
         outcome o = run_data_set(*g, set);
         if (!o.passed) {
             if (sets.size() > 1) o.reason = set.filename().string() + ": " + o.reason;
+            o.ops = std::move(out.ops);
             return o;
         }
         out.frozen = std::max(out.frozen, o.frozen);
     }
     out.passed = true;
     return out;
-}
-
-std::set<std::string> ops_of(const fs::path& dir) {
-    std::set<std::string> ops;
-    auto g = ember::onnx::load_file((dir / "model.onnx").string());
-    if (g)
-        for (const ember::node& n : g->nodes) ops.insert(n.domain.empty() ? n.op_type : n.domain + "." + n.op_type);
-    return ops;
 }
 
 /// Runs run_case in a child process; a crash or a timeout becomes the reason.
@@ -256,7 +251,10 @@ outcome run_isolated(const fs::path& dir, bool& crashed) {
         close(fds[0]);
         alarm(case_seconds);
         const outcome o = run_case(dir);
-        const std::string msg = std::string(o.passed ? "P" : "F") + static_cast<char>('0' + o.frozen) + o.reason;
+        // "P|F", the freeze level, the op types joined by ',', '\x1f', the reason
+        std::string msg = std::string(o.passed ? "P" : "F") + static_cast<char>('0' + o.frozen);
+        for (const std::string& op : o.ops) msg += op + ",";
+        msg += '\x1f' + o.reason;
         std::size_t done = 0;
         while (done < msg.size()) {
             const ssize_t w = write(fds[1], msg.data() + done, msg.size() - done);
@@ -284,7 +282,10 @@ outcome run_isolated(const fs::path& dir, bool& crashed) {
     }
     o.passed = msg[0] == 'P';
     o.frozen = msg[1] - '0';
-    o.reason = msg.substr(2);
+    const std::size_t sep = msg.find('\x1f', 2);
+    const std::string ops = msg.substr(2, sep == std::string::npos ? std::string::npos : sep - 2);
+    for (std::size_t at = 0, comma; (comma = ops.find(',', at)) != std::string::npos; at = comma + 1) o.ops.insert(ops.substr(at, comma - at));
+    o.reason = sep == std::string::npos ? std::string() : msg.substr(sep + 1);
     return o;
 }
 
@@ -370,7 +371,7 @@ int main(int argc, char** argv) {
             frozen += o.passed && o.frozen > 0 ? 1 : 0;
             per_category[category].cases += 1;
             per_category[category].passed += o.passed ? 1 : 0;
-            for (const std::string& op : ops_of(dir)) {
+            for (const std::string& op : o.ops) {
                 per_op[op].cases += 1;
                 per_op[op].passed += o.passed ? 1 : 0;
             }

@@ -4,8 +4,10 @@
 # apt packages that are missing, then configures, builds and runs ctest twice: with g++ in
 # build/gcc, then with clang++ in build/clang. Release with -O2 (not -O3 -DNDEBUG), so
 # EMBER_ASSERT stays on. The benchmarks are built (so they keep compiling) but not run. Exits
-# non-zero on the first failure; the last lines are ctest's summary. ONNX's conformance suite
-# (libonnx-testdata) and, when ../shared/anchors is there, the model zoo run as part of ctest.
+# non-zero on the first failure; the last lines are ctest's summary. Between the two suites the
+# kernel tests run under QEMU (tools/qemu_tests.sh: x86-64 without AVX-512, and AArch64). ONNX's
+# conformance suite (libonnx-testdata) and, when ../shared/anchors is there, the model zoo run as
+# part of ctest.
 #
 #     bash tools/test.sh
 set -euo pipefail
@@ -14,7 +16,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash tools/install_packages.sh \
     cmake ninja-build g++ clang \
     doctest-dev libxsimd-dev libeigen3-dev libstb-dev libbenchmark-dev python3 \
-    libonnx-testdata
+    libonnx-testdata qemu-user-static g++-aarch64-linux-gnu
 
 # The model tests (ctest label "models") need the anchor zoo: torch exports of resnet18 & co. and
 # onnxruntime-node, made by the team's shared scripts beside this repository. Without them the
@@ -41,4 +43,8 @@ run_suite() {
 }
 
 run_suite g++ build/gcc
+# The kernel tests without AVX-512 (QEMU's Nehalem and Haswell CPUs) and on AArch64 (NEON,
+# cross-compiled), reusing build/gcc's test binary: tools/qemu_tests.sh says what each proves.
+echo "== QEMU: the kernel tests under -cpu Nehalem, -cpu Haswell and on aarch64"
+bash tools/qemu_tests.sh build/gcc
 run_suite clang++ build/clang

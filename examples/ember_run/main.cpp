@@ -9,8 +9,9 @@
 // input whose value some op needs at compile time (a Reshape target, a TopK k): it is folded in
 // and is no longer an input of the plan. Output names are sanitised to [A-Za-z0-9._-] (others
 // become '_'). --repeat N times N runs after --warmup runs (default 1 with --repeat) and prints
-// min/median/p90. On any failure it prints one line, "ember-run: <what>: <why>", on stderr and
-// exits with 2 (bad command line) or 1 (anything else).
+// min/median/p90 in ms (6 decimals when the fastest run took under 1 ms, else 3). On any failure
+// it prints one line, "ember-run: <what>: <why>", on stderr and exits with 2 (bad command line)
+// or 1 (anything else).
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -40,6 +41,7 @@ constexpr std::string_view usage =
     "  --output-dir DIR       write each output as DIR/<name>.npy (created if missing)\n"
     "  --threads N            run on N threads (ember::thread_pool; default 1)\n"
     "  --repeat N             time N runs and print latency min/median/p90 in ms\n"
+    "                         (6 decimals when under 1 ms)\n"
     "  --warmup N             untimed runs before the timed ones (default 1 with --repeat)\n";
 
 /// Thrown inside this file only: one line for stderr and the exit code.
@@ -288,8 +290,11 @@ int run(const options& o) {
         std::sort(ms.begin(), ms.end());
         const std::size_t n = ms.size();
         const double median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-        std::printf("latency ms over %zu runs (%zu warmup, %zu thread%s): min %.3f median %.3f p90 %.3f\n", n, o.warmup, o.threads,
-                    o.threads == 1 ? "" : "s", ms.front(), median, percentile(ms, 0.9));
+        // 3 decimals (microseconds) for models that take a millisecond or more; 6 (nanoseconds) for
+        // faster ones, where 0.002 ms would hide a 2x difference.
+        const int digits = ms.front() < 1.0 ? 6 : 3;
+        std::printf("latency ms over %zu runs (%zu warmup, %zu thread%s): min %.*f median %.*f p90 %.*f\n", n, o.warmup, o.threads,
+                    o.threads == 1 ? "" : "s", digits, ms.front(), digits, median, digits, percentile(ms, 0.9));
     }
     std::fflush(stdout);
     return 0;

@@ -80,6 +80,25 @@ ember::allocator allocator_for(counting_heap& heap) {
     return a;
 }
 
+// Turn one graph pass off (all are on by default), or every one with ember::pass_options::none().
+ember::result<ember::plan> compile_without_fusion(const ember::graph& graph) {
+    ember::compile_options options;
+    options.input_shapes = {{"x", {2, 3}}};
+    options.passes.epilogue_fusion = false;  // Gemm and Relu stay two steps
+    return ember::compile(graph, options);
+}
+
+// What the passes made of a graph: the graph compile() compiles, fused nodes of domain "ember".
+std::size_t fused_nodes(const ember::graph& graph) {
+    ember::compile_options options;
+    options.input_shapes = {{"x", {2, 3}}};
+    ember::result<ember::graph> optimized = ember::optimize(graph, options);
+    std::size_t fused = 0;
+    if (optimized)
+        for (const ember::node& n : optimized->nodes) fused += n.domain == "ember" ? 1 : 0;
+    return fused;
+}
+
 // compile() tells a logger what it did, if you give it one; the library never prints.
 void log_to_stderr(void*, ember::log_level, std::string_view message) {
     std::fprintf(stderr, "ember: %.*s\n", static_cast<int>(message.size()), message.data());
@@ -154,6 +173,15 @@ int main() {
         if (!std::equal(expected.begin(), expected.end(), out)) return fail("wrong numbers on my_job_system");
     }
     if (heap.live_bytes != 0) return fail("the heap did not get every byte back");
+
+    // The graph passes: Gemm + Relu is one fused step, two with fusion off; same numbers.
+    if (fused_nodes(graph) != 1) return fail("fused_nodes: Gemm + Relu did not fuse");
+    {
+        ember::result<ember::plan> unfused = compile_without_fusion(graph);
+        if (!unfused || unfused->steps().size() != 2) return fail("compile_without_fusion");
+        std::vector<float> y;
+        if (run_in_arena(*unfused, x, y) != ember::status::ok || y != expected) return fail("compile_without_fusion: wrong numbers");
+    }
 
 #if EMBER_HAS_EXCEPTIONS
     const ember::plan plan = compile_or_throw(graph);

@@ -50,9 +50,16 @@ TEST_CASE("identity: an empty tensor") {
 }
 
 TEST_CASE("identity: in a chain it shares its input's buffer") {
-    const auto c = ember::test::run_in_chain("Identity", ember::test::make_f32({4}, {-1, 2, -3, 4}));
+    // compile() removes Identity nodes (compile_options::passes.identity_removal); kept, the op
+    // itself is planned in place
+    ember::compile_options keep;
+    keep.passes.identity_removal = false;
+    const auto c = ember::test::run_in_chain("Identity", ember::test::make_f32({4}, {-1, 2, -3, 4}), {}, {}, keep);
     CHECK(c.shared);
     ember::test::check_close(c.y, {0, 2, 0, 4}, 0.0f, 0.0f);
+    const auto removed = ember::test::run_in_chain("Identity", ember::test::make_f32({4}, {-1, 2, -3, 4}));
+    CHECK(removed.compiled->steps().size() == 2);  // the two Relus
+    ember::test::check_close(removed.y, {0, 2, 0, 4}, 0.0f, 0.0f);
 }
 
 TEST_CASE("identity: two inputs are rejected, naming the node") {

@@ -224,7 +224,7 @@ inline bool share_buffer(const plan& p, value_id a, value_id b) {
 }
 
 /// x -> Relu -> op(relu, constants...) -> Relu -> y: the op between two intermediates, where the
-/// planner may run it in place. Compiles (required to succeed), runs once on x.
+/// planner may run it in place. Compiles with `options` (required to succeed), runs once on x.
 struct chain_run {
     result<plan> compiled = error_info{status::invalid_argument, -1, "not compiled"};
     bool shared = false;  ///< the op's output shares the buffer of its input (the first Relu's output)
@@ -232,7 +232,7 @@ struct chain_run {
 };
 
 inline chain_run run_in_chain(const std::string& op_type, const tensor& x, const std::vector<tensor>& constants = {},
-                              std::vector<attribute> attributes = {}) {
+                              std::vector<attribute> attributes = {}, const compile_options& options = {}) {
     graph_builder b("chain");
     const value_id in = b.input("x", x.type(), partial_shape(x.dims()));
     const value_id r = b.node("Relu", {in}, {}, "relu");
@@ -243,7 +243,7 @@ inline chain_run run_in_chain(const std::string& op_type, const tensor& x, const
     result<graph> g = std::move(b).build();
     REQUIRE_MESSAGE(g, g.error().message);
     chain_run c;
-    c.compiled = compile(*g);
+    c.compiled = compile(*g, options);
     REQUIRE_MESSAGE(c.compiled, c.compiled.error().message);
     c.shared = share_buffer(*c.compiled, r, op);
     session sess(*c.compiled);

@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: Apache-2.0
-// compile(): graph -> plan. Resolves input shapes, infers every value's dtype and shape, folds
-// what is known at compile time, plans one arena from value lifetimes (with in-place reuse),
-// packs the weights and binds a kernel to every remaining node.
+// compile(): graph -> plan. Rewrites a copy of the graph with the graph passes
+// (compile/passes/), resolves input shapes, infers every value's dtype and shape, folds what is
+// known at compile time, fuses epilogues, plans one arena from value lifetimes (with in-place
+// reuse), packs the weights and binds a kernel to every remaining node.
 #pragma once
 
 #include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <deque>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "ember/compile/diagnostics.hpp"
 #include "ember/compile/memory_plan.hpp"
+#include "ember/compile/passes/passes.hpp"
 #include "ember/config.hpp"
 #include "ember/graph/graph.hpp"
 #include "ember/graph/validate.hpp"
@@ -60,6 +64,19 @@ struct compile_options {
     /// Share arena bytes between values whose lifetimes do not intersect, and run in-place ops
     /// in place. Off gives every value its own bytes (for debugging a kernel that scribbles).
     bool reuse_memory = true;
+    /// The graph passes (compile/passes/passes.hpp): identity and dead-code removal,
+    /// BatchNormalization folding, Transpose/Reshape simplification, epilogue fusion. All on;
+    /// turn one off (`options.passes.epilogue_fusion = false`) or all (`pass_options::none()`).
+    pass_options passes;
+    /// The instruction set for the fast kernels: "" (the best this CPU runs; the environment
+    /// variable EMBER_ISA, when set, decides instead), "avx512", "avx2", "sse2", "neon", or
+    /// "reference" for the plain reference kernels everywhere. An ISA this binary lacks or this CPU
+    /// cannot run fails with invalid_argument.
+    std::string isa;
+    /// Threads the kernels may split one op over (work slots, each with its own workspace); 0 = one
+    /// per hardware thread. More executor threads than this run no faster; results are the same
+    /// bits for any value.
+    std::size_t max_threads = 0;
     /// The user's own ops, looked up before the built-in ones. Must outlive compile().
     const op_registry* custom_ops = nullptr;
     /// Where the plan's weights come from.
@@ -76,30 +93,154 @@ EMBER_DETAIL_OP_TABLE_LINKAGE const op_entry* find_control_flow_op(std::string_v
 
 class compiler {
 public:
-    compiler(const graph& g, const compile_options& options)
-        : src_(g), g_(*implicit_or_self(g)), options_(options), diag_(options.log) {}
+    compiler(const graph& g, const compile_options& options) : src_(g), options_(options), diag_(options.log) {}
 
     result<plan> run() {
-        if (prepare_error_.code != status::ok) return prepare_error_;
-        if (&g_ != &src_)
-            if (result<std::vector<std::uint32_t>> checked = validate(src_); !checked) return checked.error();
-        result<std::vector<std::uint32_t>> order = validate(g_);
-        if (!order) return order.error();
-        order_ = std::move(*order);
-        values_.assign(g_.values.size(), value_state{});
-        if (resolve_inputs() != status::ok || resolve_constants() != status::ok || infer_nodes() != status::ok)
-            return diag_.take_error(status::invalid_model);
+        if (error_info e = prepare(); e.code != status::ok) return e;
+        if (analyse() != status::ok) return diag_.take_error(status::invalid_model);
         diag_.set_node(-1, "");
         if (plan_memory() != status::ok || pack_weights() != status::ok || bind_nodes() != status::ok)
             return diag_.take_error(status::invalid_model);
         plan_access::arena_bytes(plan_) = arena_bytes_;
         plan_access::alloc(plan_) = options_.alloc;
-        diag_.log(log_level::debug, "compiled '{}': {} steps, {} folded nodes, arena {} bytes, weights {} bytes", g_.name,
+        diag_.log(log_level::debug, "compiled '{}': {} steps, {} folded nodes, arena {} bytes, weights {} bytes", g().name,
                   plan_.steps().size(), folded_count_, arena_bytes_, plan_.weights_bytes());
         return std::move(plan_);
     }
 
+    /// The graph run() would compile: the passes' output, with its constants (ember::optimize).
+    result<graph> optimized() {
+        if (error_info e = prepare(); e.code != status::ok) return e;
+        if (analyse() != status::ok) return diag_.take_error(status::invalid_model);
+        graph out;
+        out.name = g().name;
+        out.values = g().values;
+        out.nodes = g().nodes;
+        out.inputs = g().inputs;
+        out.outputs = g().outputs;
+        out.opsets = g().opsets;
+        for (node& n : out.nodes)  // drop the implicit inputs prepare() gave nodes with bodies
+            if (has_subgraphs(n)) n.inputs.resize(n.inputs.size() - implicit_input_names(n).size());
+        for (std::size_t i = 0; i < g().constants.size(); ++i) out.constants.push_back(constant_at(i));
+        return out;
+    }
+
 private:
+    // -- graph passes -----------------------------------------------------------------------
+
+    const graph& g() const noexcept { return *g_; }
+
+    /// The constant at index i of the graph being compiled: the user's, or one a pass made.
+    const tensor& constant_at(std::size_t i) const noexcept {
+        return g_ == &src_ || i < src_.constants.size() ? src_.constants[i] : work_.constants[i];
+    }
+
+    /// "node 3 'conv1' (Conv)": the user's node a node of the compiled graph comes from, so that
+    /// messages and step names refer to the graph the user has; "(Conv as FusedConv)" when a pass
+    /// changed its op.
+    std::string describe(std::size_t index) const {
+        const node& n = g().nodes[index];
+        const std::int32_t o = origin_[index];
+        if (o < 0 || static_cast<std::size_t>(o) >= src_.nodes.size()) return describe_node(g(), index);
+        const node& s = src_.nodes[static_cast<std::size_t>(o)];
+        if (s.op_type == n.op_type && s.domain == n.domain) return describe_node(src_, static_cast<std::size_t>(o));
+        return s.name.empty() ? detail::format("node {} ({} as {})", o, s.op_type, n.op_type)
+                              : detail::format("node {} '{}' ({} as {})", o, s.name, s.op_type, n.op_type);
+    }
+    void set_node(std::size_t index) { diag_.set_node(origin_[index], describe(index)); }
+
+    // Validates the user's graph, runs the graph passes on a copy of it, and lists the values
+    // bodies capture as extra inputs of their nodes (ops/subgraph.hpp). Without passes and
+    // bodies, the user's graph is compiled as it is, uncopied.
+    error_info prepare() {
+        result<std::vector<std::uint32_t>> checked = validate(src_);
+        if (!checked) return checked.error();
+        bool bodies = false;
+        for (const node& n : src_.nodes) bodies = bodies || has_subgraphs(n);
+        origin_.resize(src_.nodes.size());
+        for (std::size_t i = 0; i < origin_.size(); ++i) origin_[i] = static_cast<std::int32_t>(i);
+        if (!options_.passes.any() && !bodies) {
+            g_ = &src_;
+            order_ = std::move(*checked);
+            return error_info{};
+        }
+        work_.name = src_.name;
+        work_.values = src_.values;
+        work_.nodes = src_.nodes;
+        work_.inputs = src_.inputs;
+        work_.outputs = src_.outputs;
+        work_.opsets = src_.opsets;
+        work_.constants.clear();
+        work_.constants.resize(src_.constants.size());  // placeholders: constant_at() reads src_'s
+        g_ = &work_;
+        if (options_.passes.any()) {
+            graph_rewrite rw(work_, src_, origin_, options_.custom_ops);
+            run_graph_passes(rw, options_.passes, counts_);
+            (void)rw.finish();
+        }
+        if (bodies) {
+            for (std::size_t i = 0; i < work_.nodes.size(); ++i) {
+                if (!has_subgraphs(work_.nodes[i])) continue;
+                for (const std::string& name : implicit_input_names(work_.nodes[i])) {
+                    const value_id v = work_.find_value(name);
+                    if (v == no_value || (work_.values[v].kind == value_kind::input && !is_graph_input(work_, v)))
+                        return error_info{status::invalid_model, origin_[i],
+                                          detail::format("{}: a subgraph uses '{}', which is not a value of the enclosing graph", describe(i), name)};
+                }
+            }
+            graph with_implicit;
+            error_info error;
+            if (const graph* p = with_implicit_inputs(work_, with_implicit, error); !p) return error;
+            else if (p == &with_implicit) work_.nodes = std::move(with_implicit.nodes);
+        }
+        result<std::vector<std::uint32_t>> order = validate(work_);
+        if (!order) return error_info{status::invalid_model, -1, "the graph passes made an invalid graph (turn compile_options::passes off to work around it): " + order.error().message};
+        order_ = std::move(*order);
+        return error_info{};
+    }
+
+    // Shapes, folding and the passes that need shapes.
+    status analyse() {
+        values_.assign(g().values.size(), value_state{});
+        if (choose_kernels() != status::ok) return status::invalid_argument;
+        if (resolve_inputs() != status::ok || resolve_constants() != status::ok || infer_nodes() != status::ok || shape_passes() != status::ok)
+            return status::invalid_model;
+        if (counts_.identities + counts_.batch_norms + counts_.layout + counts_.dead + counts_.fused != 0)
+            diag_.log(log_level::debug, "passes on '{}': {} Identity/Dropout removed, {} BatchNormalization folded, {} Transpose/Reshape removed, "
+                      "{} dead nodes removed, {} epilogues fused", g().name, counts_.identities, counts_.batch_norms, counts_.layout,
+                      counts_.dead, counts_.fused);
+        return status::ok;
+    }
+
+    // Passes 5-6 (compile/passes/passes.hpp) on the inferred graph; then the nodes they changed
+    // are inferred again (their inputs' shapes are all known) and the rest keep their records.
+    status shape_passes() {
+        const pass_options& p = options_.passes;
+        if (g_ != &work_ || !(p.epilogue_fusion || p.layout_simplification)) return status::ok;
+        graph_rewrite rw(work_, src_, origin_, options_.custom_ops, &values_);
+        run_shape_passes(rw, p, order_, counts_);
+        const rewrite_result r = rw.finish();
+        bool changed = r.modified.size() != records_.size();
+        for (bool m : r.modified) changed = changed || m;
+        if (!changed) return status::ok;
+        std::vector<node_record> records(work_.nodes.size());
+        for (std::size_t i = 0; i < r.new_index.size(); ++i)
+            if (r.new_index[i] != rewrite_result::removed_node) records[r.new_index[i]] = std::move(records_[i]);
+        records_ = std::move(records);
+        result<std::vector<std::uint32_t>> order = validate(work_);
+        if (!order)
+            return diag_.fail(status::invalid_model, "the graph passes made an invalid graph (turn compile_options::passes off to work around it): {}",
+                              order.error().message);
+        order_ = std::move(*order);
+        for (std::uint32_t index : order_)
+            if (r.modified[index]) {
+                folded_count_ -= records_[index].folded ? 1 : 0;
+                records_[index] = node_record{};
+                if (status s = infer_node(index); s != status::ok) return s;
+            }
+        return status::ok;
+    }
+
     struct node_record {
         const op_entry* entry = nullptr;
         erased attrs;
@@ -108,13 +249,43 @@ private:
         std::uint32_t position = 0;  // schedule position when not folded
     };
 
+    // -- kernels for this CPU ---------------------------------------------------------------
+
+    status choose_kernels() {
+        std::string isa = options_.isa;
+        if (isa.empty())
+            if (const char* env = std::getenv("EMBER_ISA")) isa = env;
+        kernels_.packed = &plan_access::packed(plan_);
+        kernels_.alloc = options_.alloc;
+        std::size_t threads = options_.max_threads ? options_.max_threads : std::thread::hardware_concurrency();
+        kernels_.slots = threads == 0 ? 1 : (threads > 256 ? 256 : threads);
+        if (isa == "reference") {
+            plan_access::isa(plan_) = "reference";
+            return status::ok;
+        }
+        kernels_.table = simd::find_kernel_table(isa);
+        if (!kernels_.table) {
+            std::string compiled, runs;
+            for (std::string_view n : simd::compiled_isas()) compiled += (compiled.empty() ? "" : ", ") + std::string(n);
+            for (const simd::kernel_table* t : simd::available_kernel_tables()) runs += (runs.empty() ? "" : ", ") + std::string(t->name);
+            if (isa.empty()) {  // a dispatch build without its baseline ISA on this CPU: reference kernels
+                plan_access::isa(plan_) = "reference";
+                return status::ok;
+            }
+            return diag_.fail(status::invalid_argument, "ISA '{}' is not available: this binary has kernels for {}, of which this CPU runs {}", isa,
+                              compiled.empty() ? "none" : compiled, runs.empty() ? "none" : runs);
+        }
+        plan_access::isa(plan_) = kernels_.table->name;
+        return status::ok;
+    }
+
     // -- shapes -----------------------------------------------------------------------------
 
     status check_input_name(const std::string& name, std::string_view option) {
-        const value_id v = g_.find_value(name);
-        if (v != no_value && g_.values[v].kind == value_kind::input) return status::ok;
+        const value_id v = g().find_value(name);
+        if (v != no_value && g().values[v].kind == value_kind::input) return status::ok;
         std::string names;
-        for (value_id in : g_.inputs) names += (names.empty() ? "" : ", ") + g_.values[in].name;
+        for (value_id in : g().inputs) names += (names.empty() ? "" : ", ") + g().values[in].name;
         return diag_.fail(status::invalid_argument, "compile_options::{} names '{}', which is not a graph input (inputs: {})", option, name, names);
     }
 
@@ -129,8 +300,8 @@ private:
             if (status s = check_input_name(given.name, "input_shapes"); s != status::ok) return s;
         for (const input_value& given : options_.input_values)
             if (status s = check_input_name(given.name, "input_values"); s != status::ok) return s;
-        for (value_id v : g_.inputs) {
-            const value& val = g_.values[v];
+        for (value_id v : g().inputs) {
+            const value& val = g().values[v];
             value_state& st = values_[v];
             if (val.type == dtype::undefined)
                 return diag_.fail(status::invalid_model, "input '{}' has no dtype", val.name);
@@ -187,10 +358,10 @@ private:
     }
 
     status resolve_constants() {
-        for (std::size_t v = 0; v < g_.values.size(); ++v) {
-            const value& val = g_.values[v];
+        for (std::size_t v = 0; v < g().values.size(); ++v) {
+            const value& val = g().values[v];
             if (val.kind != value_kind::constant) continue;
-            const tensor& t = src_.constants[static_cast<std::size_t>(val.constant)];
+            const tensor& t = constant_at(static_cast<std::size_t>(val.constant));
             if (t.empty()) return diag_.fail(status::invalid_model, "constant '{}' holds no tensor", val.name);
             values_[v] = value_state{true, t.type(), t.dims(), &t};
         }
@@ -214,24 +385,31 @@ private:
     }
 
     status infer_nodes() {
-        records_.resize(g_.nodes.size());
-        for (std::uint32_t index : order_) {
-            const node& n = g_.nodes[index];
+        records_.resize(g().nodes.size());
+        for (std::uint32_t index : order_)
+            if (status s = infer_node(index); s != status::ok) return s;
+        return status::ok;
+    }
+
+    status infer_node(std::uint32_t index) {
+        {
+            const node& n = g().nodes[index];
             node_record& rec = records_[index];
-            diag_.set_node(static_cast<std::int32_t>(index), describe_node(g_, index));
+            set_node(index);
             rec.entry = find_op(n);
             if (!rec.entry)
                 return n.domain.empty() ? diag_.fail(status::unsupported_op, "op '{}' is not supported", n.op_type)
                                         : diag_.fail(status::unsupported_op, "op '{}' of domain '{}' is not supported", n.op_type, n.domain);
             if (status s = rec.entry->parse(n, rec.attrs, diag_); s != status::ok) return s;
-            infer_context ctx(g_, index, values_, diag_, &folded_);
+            infer_context ctx(g(), index, values_, diag_, &folded_);
+            ctx.set_kernels(&kernels_);
             if (status s = rec.entry->infer(rec.attrs.get(), ctx); s != status::ok) return diag_.failed() ? s : diag_.fail(s, "shape inference failed");
             bool all_constant = true;
             for (std::size_t k = 0; k < n.outputs.size(); ++k) {
                 const value_id o = n.outputs[k];
                 if (o == no_value) continue;
-                if (!values_[o].known) return diag_.fail(status::invalid_model, "output {} '{}' was not inferred", k, g_.values[o].name);
-                if (status s = check_size(g_.values[o].name, values_[o].type, values_[o].dims); s != status::ok) return s;
+                if (!values_[o].known) return diag_.fail(status::invalid_model, "output {} '{}' was not inferred", k, g().values[o].name);
+                if (status s = check_size(g().values[o].name, values_[o].type, values_[o].dims); s != status::ok) return s;
                 all_constant = all_constant && values_[o].constant != nullptr;
             }
             rec.workspace = rec.entry->workspace_bytes(rec.attrs.get(), ctx);
@@ -254,7 +432,7 @@ private:
 
     // Runs the node's own kernel now, on temporary buffers, and keeps its outputs as constants.
     status fold(std::uint32_t index, node_record& rec) {
-        const node& n = g_.nodes[index];
+        const node& n = g().nodes[index];
         std::vector<std::byte*> regions;
         std::vector<operand> ins, outs;
         for (value_id in : n.inputs) {
@@ -283,7 +461,13 @@ private:
         const operand ws{static_cast<std::uint32_t>(regions.size()), 0};
         regions.push_back(scratch.data());
         std::vector<bind_context::pending_step> steps;
-        bind_context ctx(g_, index, values_, diag_, ins, outs, ws, steps);
+        bind_context ctx(g(), index, values_, diag_, ins, outs, ws, steps);
+        // The same kernels as at run time (so a folded value has the bits the step would give),
+        // with packed weights that live only as long as this evaluation.
+        std::vector<aligned_buffer> packed;
+        kernel_context local = kernels_;
+        local.packed = &packed;
+        ctx.set_kernels(&local);
         if (status s = rec.entry->bind(rec.attrs.get(), ctx); s != status::ok) return s;
         std::atomic<std::uint8_t> error{0};
         const run_context run{regions.data(), nullptr, &error};
@@ -304,7 +488,7 @@ private:
     // -- memory -----------------------------------------------------------------------------
 
     status plan_memory() {
-        const std::size_t nv = g_.values.size();
+        const std::size_t nv = g().values.size();
         std::uint32_t position = 0;
         for (std::uint32_t index : order_)
             if (!records_[index].folded) records_[index].position = position++;
@@ -318,7 +502,7 @@ private:
         };
         for (std::uint32_t index : order_) {
             if (records_[index].folded) continue;
-            for (value_id in : g_.nodes[index].inputs)
+            for (value_id in : g().nodes[index].inputs)
                 if (in != no_value) use(in, records_[index].position);
         }
 
@@ -340,7 +524,7 @@ private:
         std::vector<std::uint32_t> slot_buffer;
         auto add_slot = [&](std::vector<io_info>& list, value_id v, std::uint32_t region) {
             io_info info;
-            info.name = g_.values[v].name;
+            info.name = g().values[v].name;
             info.type = values_[v].type;
             info.dims = values_[v].dims;
             info.bytes = bytes_of(v);
@@ -357,11 +541,11 @@ private:
             loc_[v] = operand{static_cast<std::uint32_t>(first_io_region + k), 0};
             located_[v] = true;
         }
-        for (std::size_t j = 0; j < g_.outputs.size(); ++j) {
-            const value_id v = g_.outputs[j];
+        for (std::size_t j = 0; j < g().outputs.size(); ++j) {
+            const value_id v = g().outputs[j];
             const auto region = static_cast<std::uint32_t>(first_io_region + n_in + j);
             add_slot(outputs, v, region);
-            const value& val = g_.values[v];
+            const value& val = g().values[v];
             const bool computed = val.kind == value_kind::node_output && !values_[v].constant;
             if (computed && !located_[v]) {
                 loc_[v] = operand{region, 0};
@@ -375,11 +559,11 @@ private:
         // node outputs and workspaces, in schedule order, joining the input's buffer in place
         std::vector<std::uint32_t> buffer_last;  // parallel to buffers: last use of any member
         for (const lifetime& b : buffers) buffer_last.push_back(b.last_step);
-        std::vector<std::uint32_t> workspace_buffer(g_.nodes.size(), unused);
+        std::vector<std::uint32_t> workspace_buffer(g().nodes.size(), unused);
         for (std::uint32_t index : order_) {
             node_record& rec = records_[index];
             if (rec.folded) continue;
-            const node& n = g_.nodes[index];
+            const node& n = g().nodes[index];
             const std::uint32_t p = rec.position;
             for (std::size_t k = 0; k < n.outputs.size(); ++k) {
                 const value_id v = n.outputs[k];
@@ -417,21 +601,21 @@ private:
         for (std::size_t j = 0; j < outputs.size(); ++j) outputs[j].arena_offset = offsets[slot_buffer[inputs.size() + j]];
         for (std::size_t v = 0; v < nv; ++v)
             if (buffer_of_[v] != unused) loc_[v] = operand{arena_region, offsets[buffer_of_[v]]};
-        workspace_.assign(g_.nodes.size(), operand{});
-        for (std::size_t i = 0; i < g_.nodes.size(); ++i)
+        workspace_.assign(g().nodes.size(), operand{});
+        for (std::size_t i = 0; i < g().nodes.size(); ++i)
             if (workspace_buffer[i] != unused) workspace_[i] = operand{arena_region, offsets[workspace_buffer[i]]};
 
         // placements, for tools and the planner's tests
         std::vector<value_placement>& placements = plan_access::placements(plan_);
         for (std::size_t k = 0; k < inputs.size() + outputs.size(); ++k) {
-            const value_id v = k < inputs.size() ? live_inputs_[k] : g_.outputs[k - inputs.size()];
+            const value_id v = k < inputs.size() ? live_inputs_[k] : g().outputs[k - inputs.size()];
             const io_info& info = k < inputs.size() ? inputs[k] : outputs[k - inputs.size()];
             placements.push_back(value_placement{v, operand{info.region, 0}, info.bytes, 0, end_position_, slot_buffer[k], info.arena_offset});
         }
         for (std::uint32_t index : order_) {
             if (records_[index].folded) continue;
             const std::uint32_t p = records_[index].position;
-            for (value_id v : g_.nodes[index].outputs)
+            for (value_id v : g().nodes[index].outputs)
                 if (v != no_value && buffer_of_[v] != unused)
                     placements.push_back(value_placement{v, loc_[v], bytes_of(v), p, last_use_[v] == unused ? p : last_use_[v], buffer_of_[v],
                                                          loc_[v].offset});
@@ -453,7 +637,7 @@ private:
         };
         for (std::uint32_t index : order_)
             if (!records_[index].folded)
-                for (value_id in : g_.nodes[index].inputs)
+                for (value_id in : g().nodes[index].inputs)
                     if (in != no_value) need(in);
         for (const output_copy& c : copies_) need(c.value);
         std::size_t total = 0;
@@ -481,19 +665,20 @@ private:
         for (std::uint32_t index : order_) {
             const node_record& rec = records_[index];
             if (rec.folded) continue;
-            const node& n = g_.nodes[index];
-            diag_.set_node(static_cast<std::int32_t>(index), describe_node(g_, index));
+            const node& n = g().nodes[index];
+            set_node(index);
             ins.clear();
             outs.clear();
             for (value_id in : n.inputs) ins.push_back(in == no_value ? operand{} : loc_[in]);
             for (value_id out : n.outputs) outs.push_back(out == no_value ? operand{} : loc_[out]);
             pending.clear();
-            bind_context ctx(g_, index, values_, diag_, ins, outs, workspace_[index], pending);
+            bind_context ctx(g(), index, values_, diag_, ins, outs, workspace_[index], pending);
+            ctx.set_kernels(&kernels_);
             if (status s = rec.entry->bind(rec.attrs.get(), ctx); s != status::ok) return diag_.failed() ? s : diag_.fail(s, "binding failed");
             for (bind_context::pending_step& p : pending) {
-                steps.push_back(step{p.fn, p.args.get(), static_cast<std::int32_t>(index)});
+                steps.push_back(step{p.fn, p.args.get(), origin_[index]});
                 args.push_back(std::move(p.args));
-                plan_access::step_names(plan_).push_back(n.name.empty() ? describe_node(g_, index) : n.name);
+                plan_access::step_names(plan_).push_back(n.name.empty() ? describe(index) : n.name);
                 plan_access::step_ops(plan_).push_back(n.op_type);
             }
         }
@@ -514,16 +699,15 @@ private:
         std::size_t slot;
     };
 
-    // g_ is src_, or (when nodes have subgraphs) a copy of its structure whose subgraph nodes list
-    // the values their bodies capture as extra inputs (ops/subgraph.hpp); constants stay in src_.
-    const graph* implicit_or_self(const graph& g) {
-        const graph* p = with_implicit_inputs(g, prepared_, prepare_error_);
-        return p ? p : &g;
-    }
     const graph& src_;
-    graph prepared_;
-    error_info prepare_error_;
-    const graph& g_;
+    // What is compiled: src_ itself, or (with passes or bodies) work_: src_'s structure rewritten
+    // by the passes, nodes with bodies listing the values those capture as extra inputs
+    // (ops/subgraph.hpp). work_'s constants below src_.constants.size() are empty placeholders
+    // for src_'s; the passes' new constants follow them (constant_at()).
+    graph work_;
+    const graph* g_ = nullptr;
+    std::vector<std::int32_t> origin_;  // per node of *g_: the index of the user's node it comes from
+    pass_counts counts_;
     const compile_options& options_;
     diagnostics diag_;
     std::vector<std::uint32_t> order_;
@@ -540,17 +724,29 @@ private:
     std::uint32_t end_position_ = 0;
     std::size_t arena_bytes_ = 0;
     std::size_t folded_count_ = 0;
+    kernel_context kernels_;
     plan plan_;
 };
 
 } // namespace detail
 
-/// Compiles a graph into an immutable plan: validates it, infers shapes, folds constants, plans
-/// the arena, packs weights and binds kernels. Allocates; may log through options.log. Fails with
-/// invalid_model, unsupported_op, shape_mismatch, invalid_argument or out_of_memory; the
-/// error_info names the node.
+/// Compiles a graph into an immutable plan: validates it, runs the graph passes
+/// (options.passes) on a copy of it, infers shapes, folds constants, plans the arena, packs
+/// weights and binds kernels. Allocates; may log through options.log. Fails with invalid_model,
+/// unsupported_op, shape_mismatch, invalid_argument or out_of_memory; the error_info names the
+/// node (of g, also when a pass rewrote it).
 [[nodiscard]] inline result<plan> compile(const graph& g, const compile_options& options = {}) {
     return detail::compiler(g, options).run();
+}
+
+/// The graph compile(g, options) compiles: g after the graph passes of options.passes (the
+/// shape-dependent ones after shape inference, which is why it takes the same options). Inputs,
+/// outputs and their names are g's; value ids are g's too (values the passes bypassed stay,
+/// unused, and new constants come after g's values); nodes may be fewer, and fused ones are ops
+/// of domain "ember". For tests and tools that inspect what the passes did; g is not changed.
+/// Allocates (copies g's constants). Fails as compile() does.
+[[nodiscard]] inline result<graph> optimize(const graph& g, const compile_options& options = {}) {
+    return detail::compiler(g, options).optimized();
 }
 
 EMBER_NAMESPACE_END

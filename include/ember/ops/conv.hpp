@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/ops/fast_gemm.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/window.hpp"
 
@@ -99,9 +100,172 @@ struct conv {
                   ctx.exec);
     }
 
+    // -- the fast path: per image and group, a packed GEMM of the weights [M/group, C*kh*kw]
+    // (packed once at compile) against the input's implicit im2col matrix [C*kh*kw, OH*OW],
+    // which the GEMM packs straight from the NCHW input; the output tile is NCHW already.
+
+    struct fast_args {
+        const simd::kernel_table* table = nullptr;
+        operand x, w, y, workspace;
+        const float* packed_w = nullptr;  // null: W is an input, packed per block at run time
+        fast_epilogue post;
+        std::int64_t batch = 0, group = 1, in_channels = 0, out_per_group = 0, out_size = 0;
+        kernels::conv_source src;  // geometry; x is set per image and group at run time
+        bool pointwise = false;    // 1x1, stride 1, no padding: B is the input itself
+        bool depthwise = false;    // one input and one output channel per group: dwconv_f32
+        std::int64_t out_h = 0;
+        std::int64_t slots = 1;
+    };
+
+    /// Whether the fast path runs a convolution of geometry g (from plan()): float32 with 1 or 2
+    /// spatial dims. Shared with FusedConv.
+    static bool fast_plan(const args& g, const infer_context& ctx, fast_args* f = nullptr) noexcept {
+        const kernel_context* k = ctx.kernels();
+        if (!k || g.geo.rank > 2 || g.geo.rank == 0) return false;
+        if (f) {
+            const window_geometry& G = g.geo;
+            f->table = k->table;
+            f->batch = g.batch;
+            f->group = g.group;
+            f->in_channels = g.in_channels;
+            f->out_per_group = g.out_channels / g.group;
+            f->src.in_h = G.in[1];
+            f->src.in_w = G.in[2];
+            f->src.out_w = G.out[2];
+            f->out_size = G.out[1] * G.out[2];
+            f->out_h = G.out[1];
+            f->depthwise = g.group > 1 && g.in_channels == 1 && g.out_channels == g.group;
+            f->src.kh = G.kernel[1];
+            f->src.kw = G.kernel[2];
+            f->src.stride_h = G.stride[1];
+            f->src.stride_w = G.stride[2];
+            f->src.pad_h = G.pad_begin[1];
+            f->src.pad_w = G.pad_begin[2];
+            f->src.dil_h = G.dilation[1];
+            f->src.dil_w = G.dilation[2];
+            f->pointwise = G.kernel_size() == 1 && G.stride[1] == 1 && G.stride[2] == 1 && G.pad_begin[1] == 0 && G.pad_begin[2] == 0 &&
+                           G.pad_end[1] == 0 && G.pad_end[2] == 0;
+            f->slots = static_cast<std::int64_t>(k->slots);
+        }
+        return true;
+    }
+
+    static std::size_t fast_workspace(const args& g, const infer_context& ctx) noexcept {
+        fast_args f;
+        if (!fast_plan(g, ctx, &f) || f.depthwise) return 0;
+        return fast_gemm_workspace(*ctx.kernels(), ctx.input_constant(1) == nullptr, true);
+    }
+
+    static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) {
+        args g;
+        if (plan(a, const_cast<infer_context&>(ctx), g) != status::ok) return 0;
+        return fast_workspace(g, ctx);
+    }
+
+    static void depthwise_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        kernels::dwconv_f32_problem d;
+        d.x = ctx.at<const float>(f.x);
+        d.w = ctx.at<const float>(f.w);
+        d.y = ctx.at<float>(f.y);
+        const kernels::gemm_epilogue post = resolve_epilogue(f.post, ctx, 0, 0);
+        d.bias = post.bias;
+        d.residual = post.residual;
+        d.act = post.act;
+        d.planes = f.batch * f.group;
+        d.channels = f.group;
+        d.in_h = f.src.in_h;
+        d.in_w = f.src.in_w;
+        d.out_h = f.out_h;
+        d.out_w = f.src.out_w;
+        d.kh = f.src.kh;
+        d.kw = f.src.kw;
+        d.stride_h = f.src.stride_h;
+        d.stride_w = f.src.stride_w;
+        d.pad_h = f.src.pad_h;
+        d.pad_w = f.src.pad_w;
+        d.dil_h = f.src.dil_h;
+        d.dil_w = f.src.dil_w;
+        f.table->dwconv_f32(d, ctx.exec);
+    }
+
+    static void fast_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        const float* x = ctx.at<const float>(f.x);
+        float* y = ctx.at<float>(f.y);
+        const float* w = f.packed_w ? nullptr : ctx.at<const float>(f.w);
+        float* ws = ctx.at<float>(f.workspace);
+        const std::int64_t in_size = f.src.in_h * f.src.in_w, depth = f.in_channels * f.src.kh * f.src.kw;
+        const std::int64_t M = f.out_per_group * f.group;
+        for (std::int64_t n = 0; n < f.batch; ++n)
+            for (std::int64_t grp = 0; grp < f.group; ++grp) {
+                kernels::conv_source src = f.src;
+                src.x = x + (n * f.group + grp) * f.in_channels * in_size;
+                kernels::gemm_f32_problem pr;
+                pr.m = f.out_per_group;
+                pr.n = f.out_size;
+                pr.k = depth;
+                if (f.packed_w)
+                    pr.packed_a = f.packed_w + grp * kernels::packed_a_floats(f.out_per_group, depth);
+                else
+                    pr.a = kernels::strided_matrix{w + grp * f.out_per_group * depth, depth, 1};
+                if (f.pointwise)
+                    pr.b = kernels::strided_matrix{src.x, in_size, 1};
+                else
+                    pr.conv = &src;
+                const std::int64_t first_row = n * M + grp * f.out_per_group;
+                pr.c = y + first_row * f.out_size;
+                pr.ldc = f.out_size;
+                pr.post = resolve_epilogue(f.post, ctx, f.out_size, first_row * f.out_size);
+                if (pr.post.bias) pr.post.bias += grp * f.out_per_group;
+                f.table->gemm_f32(pr, ws, f.slots, ctx.exec);
+            }
+    }
+
+    /// Binds the fast path with this epilogue (FusedConv passes its own); `bound` stays false when
+    /// it does not apply (the caller then binds the reference kernel).
+    static status bind_fast(const args& g, bind_context& ctx, fast_epilogue post, bool& bound) {
+        bound = false;
+        fast_args f;
+        if (!fast_plan(g, ctx, &f)) return status::ok;
+        f.x = ctx.input(0);
+        f.y = ctx.output(0);
+        f.workspace = ctx.workspace();
+        f.post = post;
+        f.w = ctx.input(1);
+        if (f.depthwise) {
+            ctx.emit(&depthwise_kernel, f);
+            bound = true;
+            return status::ok;
+        }
+        const tensor* weights = ctx.input_constant(1);
+        if (!weights) {
+            ctx.emit(&fast_kernel, f);
+            bound = true;
+            return status::ok;
+        }
+        const float* w = weights->data<float>();
+        const std::int64_t depth = f.in_channels * f.src.kh * f.src.kw;
+        float* packed = ctx.packed_buffer(static_cast<std::size_t>(kernels::packed_a_floats(f.out_per_group, depth) * f.group));
+        if (!packed) return status::out_of_memory;
+        for (std::int64_t grp = 0; grp < f.group; ++grp)
+            ctx.kernels()->table->pack_gemm_a(kernels::strided_matrix{w + grp * f.out_per_group * depth, depth, 1}, f.out_per_group, depth,
+                                              packed + grp * kernels::packed_a_floats(f.out_per_group, depth));
+        f.packed_w = packed;
+        ctx.emit(&fast_kernel, f);
+        bound = true;
+        return status::ok;
+    }
+
     static status bind(const attributes& a, bind_context& ctx) {
+        fast_epilogue post;
+        post.has_bias = ctx.has_input(2);
+        post.bias_per_row = true;
+        if (post.has_bias) post.bias = ctx.input(2);
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
+        bool bound = false;
+        if (status s = bind_fast(g, ctx, post, bound); s != status::ok || bound) return s;
         g.x = ctx.input(0);
         g.w = ctx.input(1);
         g.has_b = ctx.has_input(2);

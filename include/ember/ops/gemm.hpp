@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "ember/ops/binary.hpp"
+#include "ember/ops/fast_gemm.hpp"
 #include "ember/ops/op_support.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -82,7 +83,68 @@ struct gemm {
                   ctx.at<float>(g.y), ctx.exec);
     }
 
+    /// Whether the packed GEMM runs this node: float32 with alpha = 1 and beta = 1 (or no C), C
+    /// (when given) a row vector (bias per column), a column vector (bias per row) or a full
+    /// [M, N] matrix (added like a residual). Fills the fast step's geometry when g is given.
+    static bool fast_plan(const attributes& a, const infer_context& ctx, fast_gemm_args* g = nullptr) noexcept {
+        const kernel_context* k = ctx.kernels();
+        if (!k || a.alpha != 1.0f || (ctx.has_input(2) && a.beta != 1.0f)) return false;
+        const shape& out = ctx.output_shape(0);
+        const std::int64_t M = out[0], N = out[1];
+        const shape& lhs = ctx.input_shape(0);
+        const shape& rhs = ctx.input_shape(1);
+        fast_epilogue post;
+        if (ctx.has_input(2)) {
+            const shape& c = ctx.input_shape(2);
+            const std::int64_t rows = c.rank() == 2 ? c[0] : 1, cols = c.rank() >= 1 ? c[c.rank() - 1] : 1;
+            if (rows == M && cols == N && c.rank() == 2) {
+                post.has_residual = true;
+            } else if (rows == 1 && cols == N) {
+                post.has_bias = true;
+            } else if (c.rank() == 2 && rows == M && cols == 1) {
+                post.has_bias = true;
+                post.bias_per_row = true;
+            } else {
+                return false;  // a scalar C: the reference kernel
+            }
+        }
+        if (g) {
+            g->table = k->table;
+            g->m = M;
+            g->n = N;
+            g->k = a.trans_a ? lhs[0] : lhs[1];
+            g->a_rs = a.trans_a ? 1 : lhs[1];
+            g->a_cs = a.trans_a ? lhs[1] : 1;
+            g->b_rs = a.trans_b ? 1 : rhs[1];
+            g->b_cs = a.trans_b ? rhs[1] : 1;
+            g->ldc = N;
+            g->post = post;
+            g->slots = static_cast<std::int64_t>(k->slots);
+        }
+        return true;
+    }
+
+    static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) {
+        if (!fast_plan(a, ctx)) return 0;
+        return fast_gemm_workspace(*ctx.kernels(), ctx.input_constant(0) == nullptr, ctx.input_constant(1) == nullptr);
+    }
+
     static status bind(const attributes& a, bind_context& ctx) {
+        fast_gemm_args f;
+        if (fast_plan(a, ctx, &f)) {
+            f.a = ctx.input(0);
+            f.b = ctx.input(1);
+            f.c = ctx.output(0);
+            f.workspace = ctx.workspace();
+            if (const tensor* w = ctx.input_constant(1))
+                if (!(f.packed_b = pack_constant_b(ctx, w->data<float>(), f.k, f.n, f.b_rs, f.b_cs))) return status::out_of_memory;
+            if (const tensor* w = ctx.input_constant(0))
+                if (!(f.packed_a = pack_constant_a(ctx, w->data<float>(), f.m, f.k, f.a_rs, f.a_cs))) return status::out_of_memory;
+            if (f.post.has_bias) f.post.bias = ctx.input(2);
+            if (f.post.has_residual) f.post.residual = ctx.input(2);
+            ctx.emit(&fast_gemm_kernel, f);
+            return status::ok;
+        }
         args g;
         g.a = ctx.input(0);
         g.b = ctx.input(1);

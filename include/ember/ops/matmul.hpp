@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "ember/ops/binary.hpp"
+#include "ember/ops/fast_gemm.hpp"
 #include "ember/ops/op_support.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -120,7 +121,63 @@ struct matmul {
         reference(g, ctx.at<const float>(g.a), ctx.at<const float>(g.b), ctx.at<float>(g.y), ctx.exec);
     }
 
+    /// The packed GEMM's geometry for a float32 MatMul (false: the reference kernel). When B is
+    /// one matrix for every batch index and A is not broadcast, the batch folds into M: one GEMM
+    /// of batch * M rows against B packed once.
+    static bool fast_plan(const infer_context& ctx, fast_gemm_args& f) noexcept {
+        const kernel_context* k = ctx.kernels();
+        if (!k || ctx.input_type(0) != dtype::float32) return false;
+        args geo;
+        shape out;
+        if (!plan_shapes(ctx.input_shape(0), ctx.input_shape(1), out, &geo)) return false;
+        f.table = k->table;
+        f.m = geo.m;
+        f.n = geo.n;
+        f.k = geo.k;
+        f.a_rs = geo.k;
+        f.a_cs = 1;
+        f.b_rs = geo.n;
+        f.b_cs = 1;
+        f.ldc = geo.n;
+        f.slots = static_cast<std::int64_t>(k->slots);
+        bool b_shared = true;
+        for (std::uint32_t d = 0; d < geo.batch_rank; ++d) b_shared = b_shared && geo.b_batch_strides[d] == 0;
+        const bool a_whole = ctx.input_shape(0).elements() == geo.batch_count * geo.m * geo.k;
+        if (b_shared && a_whole) {
+            f.m = geo.batch_count * geo.m;
+            return true;
+        }
+        f.batch_rank = geo.batch_rank;
+        f.batch_count = geo.batch_count;
+        for (std::uint32_t d = 0; d < geo.batch_rank; ++d) {
+            f.batch_dims[d] = geo.batch_dims[d];
+            f.a_batch_strides[d] = geo.a_batch_strides[d];
+            f.b_batch_strides[d] = geo.b_batch_strides[d];
+        }
+        return true;
+    }
+    static bool prepacks_b(const infer_context& ctx, const fast_gemm_args& f) noexcept {
+        return ctx.input_constant(1) != nullptr && f.batch_count == 1;
+    }
+
+    static std::size_t workspace_bytes(const attributes&, const infer_context& ctx) {
+        fast_gemm_args f;
+        if (!fast_plan(ctx, f)) return 0;
+        return fast_gemm_workspace(*ctx.kernels(), true, !prepacks_b(ctx, f));
+    }
+
     static status bind(const attributes&, bind_context& ctx) {
+        fast_gemm_args f;
+        if (fast_plan(ctx, f)) {
+            f.a = ctx.input(0);
+            f.b = ctx.input(1);
+            f.c = ctx.output(0);
+            f.workspace = ctx.workspace();
+            if (prepacks_b(ctx, f))
+                if (!(f.packed_b = pack_constant_b(ctx, ctx.input_constant(1)->data<float>(), f.k, f.n, f.b_rs, f.b_cs))) return status::out_of_memory;
+            ctx.emit(&fast_gemm_kernel, f);
+            return status::ok;
+        }
         args g;
         g.a = ctx.input(0);
         g.b = ctx.input(1);

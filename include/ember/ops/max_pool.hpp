@@ -122,9 +122,48 @@ struct max_pool {
         reference<T>(g, ctx.at<const T>(g.x), ctx.at<T>(g.y), g.has_indices ? ctx.at<std::int64_t>(g.indices) : nullptr, ctx.exec);
     }
 
+    // The fast path (kernels/dwconv_f32.hpp): float32, 1 or 2 spatial dims, no Indices output.
+    struct fast_args {
+        const simd::kernel_table* table = nullptr;
+        operand x, y;
+        kernels::dwconv_f32_problem geometry;
+    };
+
+    static void fast_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        kernels::dwconv_f32_problem d = f.geometry;
+        d.x = ctx.at<const float>(f.x);
+        d.y = ctx.at<float>(f.y);
+        f.table->maxpool_f32(d, ctx.exec);
+    }
+
     static status bind(const attributes& a, bind_context& ctx) {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
+        if (ctx.kernels() && ctx.input_type(0) == dtype::float32 && !ctx.has_output(1) && g.geo.rank >= 1 && g.geo.rank <= 2) {
+            const window_geometry& G = g.geo;
+            fast_args f;
+            f.table = ctx.kernels()->table;
+            f.x = ctx.input(0);
+            f.y = ctx.output(0);
+            kernels::dwconv_f32_problem& d = f.geometry;
+            d.planes = g.planes;
+            d.channels = 1;
+            d.in_h = G.in[1];
+            d.in_w = G.in[2];
+            d.out_h = G.out[1];
+            d.out_w = G.out[2];
+            d.kh = G.kernel[1];
+            d.kw = G.kernel[2];
+            d.stride_h = G.stride[1];
+            d.stride_w = G.stride[2];
+            d.pad_h = G.pad_begin[1];
+            d.pad_w = G.pad_begin[2];
+            d.dil_h = G.dilation[1];
+            d.dil_w = G.dilation[2];
+            ctx.emit(&fast_kernel, f);
+            return status::ok;
+        }
         g.x = ctx.input(0);
         g.y = ctx.output(0);
         g.has_indices = ctx.has_output(1);

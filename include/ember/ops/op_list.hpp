@@ -28,6 +28,7 @@
 #include "ember/ops/expand.hpp"
 #include "ember/ops/eye_like.hpp"
 #include "ember/ops/flatten.hpp"
+#include "ember/ops/fused.hpp"
 #include "ember/ops/gather.hpp"
 #include "ember/ops/gather_elements.hpp"
 #include "ember/ops/gather_nd.hpp"
@@ -138,6 +139,9 @@ using builtin = type_list<
     eye_like,
     flatten,
     floor,
+    fused_conv,    // domain "ember": made by epilogue fusion (compile/passes/fuse_epilogue.hpp)
+    fused_gemm,
+    fused_matmul,
     gather,
     gather_elements,
     gather_nd,

@@ -32,6 +32,7 @@
 #include "ember/detail/erased.hpp"
 #include "ember/graph/graph.hpp"
 #include "ember/runtime/step.hpp"
+#include "ember/simd/kernel_table.hpp"
 #include "ember/status.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -171,6 +172,16 @@ struct value_state {
 };
 } // namespace detail
 
+/// What compile() gives the ops for their fast paths: the kernel table it chose for this CPU (null:
+/// reference kernels only, as when a node is evaluated at compile time), how many work slots a
+/// kernel may split into (one per thread it may run on), and where packed weights go.
+struct kernel_context {
+    const simd::kernel_table* table = nullptr;
+    std::size_t slots = 1;
+    std::vector<aligned_buffer>* packed = nullptr;  ///< owned by the plan
+    allocator alloc = default_allocator();
+};
+
 /// Read-only view of one node's inputs and outputs during shape inference; infer() sets the
 /// outputs. Messages passed to fail() are prefixed with the node ("node 3 'fc1' (Gemm): ").
 class infer_context {
@@ -259,6 +270,10 @@ public:
     }
     diagnostics& diag() noexcept { return diag_; }
 
+    /// The fast kernels this compile uses; null when the op must use its reference kernel.
+    const kernel_context* kernels() const noexcept { return kernels_ && kernels_->table ? kernels_ : nullptr; }
+    void set_kernels(const kernel_context* k) noexcept { kernels_ = k; }
+
 protected:
     const detail::value_state& in(std::size_t i) const noexcept {
         static const detail::value_state absent{};
@@ -275,6 +290,7 @@ protected:
     std::vector<detail::value_state>& values_;
     diagnostics& diag_;
     std::deque<tensor>* folded_;
+    const kernel_context* kernels_ = nullptr;
 };
 
 /// What bind() sees: shapes and dtypes as in infer(), plus where each input and output lives, and
@@ -297,6 +313,24 @@ public:
     operand output(std::size_t i) const noexcept { return outputs_[i]; }
     /// The scratch space workspace_bytes() asked for, live only during this node's steps.
     operand workspace() const noexcept { return workspace_; }
+
+    /// A zeroed, aligned buffer of `floats` floats that the plan owns (packed weights); null after
+    /// failing with out_of_memory.
+    float* packed_buffer(std::size_t floats) {
+        const kernel_context* k = kernels();
+        if (!k || !k->packed) {
+            fail(status::invalid_argument, "no packed-weight storage in this context");
+            return nullptr;
+        }
+        aligned_buffer buffer;
+        if (floats == 0) floats = 1;  // an empty operand still gets a valid pointer
+        if (!buffer.allocate(floats * sizeof(float), k->alloc)) {
+            fail(status::out_of_memory, "allocator returned null for {} bytes of packed weights", floats * sizeof(float));
+            return nullptr;
+        }
+        k->packed->push_back(std::move(buffer));
+        return reinterpret_cast<float*>(k->packed->back().data());
+    }
 
     template <class Args>
     void emit(kernel_fn fn, Args args) {

@@ -56,8 +56,15 @@ public:
     std::size_t arena_bytes() const noexcept { return arena_bytes_; }
     /// The arena must start at an address aligned to this (a std::vector<std::byte> is).
     static constexpr std::size_t arena_alignment() noexcept { return alignof(std::max_align_t); }
-    /// Bytes of constant data (weights) the plan owns.
-    std::size_t weights_bytes() const noexcept { return weights_.size_bytes(); }
+    /// Bytes of constant data (weights, and the kernels' packed copies of them) the plan owns.
+    std::size_t weights_bytes() const noexcept {
+        std::size_t bytes = weights_.size_bytes();
+        for (const aligned_buffer& b : packed_) bytes += b.size_bytes();
+        return bytes;
+    }
+    /// The instruction set the plan's kernels use ("avx512", "avx2", "sse2", "neon"), or
+    /// "reference" when compile_options::isa asked for the reference kernels.
+    std::string_view isa() const noexcept { return isa_; }
 
     span<const step> steps() const noexcept { return {steps_.data(), steps_.size()}; }
     /// Name of the graph node step i runs ("" for steps compile() added itself).
@@ -92,6 +99,8 @@ private:
     std::vector<std::string> step_ops_;
     std::vector<detail::erased> args_;
     aligned_buffer weights_;
+    std::vector<aligned_buffer> packed_;
+    std::string_view isa_ = "reference";
     std::vector<io_info> inputs_;
     std::vector<io_info> outputs_;
     std::vector<value_placement> placements_;
@@ -107,6 +116,8 @@ struct plan_access {
     static std::vector<std::string>& step_ops(plan& p) { return p.step_ops_; }
     static std::vector<detail::erased>& args(plan& p) { return p.args_; }
     static aligned_buffer& weights(plan& p) { return p.weights_; }
+    static std::vector<aligned_buffer>& packed(plan& p) { return p.packed_; }
+    static std::string_view& isa(plan& p) { return p.isa_; }
     static std::vector<io_info>& inputs(plan& p) { return p.inputs_; }
     static std::vector<io_info>& outputs(plan& p) { return p.outputs_; }
     static std::vector<value_placement>& placements(plan& p) { return p.placements_; }

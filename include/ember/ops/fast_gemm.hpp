@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: Apache-2.0
+// The fast path of Gemm, MatMul and Conv (and their fused forms): one step that resolves its
+// operands and calls the kernel table's packed GEMM, with the weights packed once at compile time
+// and the epilogue (bias, residual, activation) applied on the tile in registers.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "ember/kernels/activation.hpp"
+#include "ember/kernels/gemm_f32.hpp"
+#include "ember/ops/op_support.hpp"
+
+EMBER_NAMESPACE_BEGIN
+namespace ops {
+
+/// The epilogue's operands, as arena operands (resolved per run).
+struct fast_epilogue {
+    kernels::activation_spec act;
+    bool has_bias = false, bias_per_row = false;
+    operand bias;
+    bool has_residual = false;
+    operand residual;
+};
+
+/// A batch of GEMMs C_b = A_b * B_b with one epilogue: A is a strided operand (or weights packed
+/// at compile time), B likewise. Batch index b offsets A, B, C (and the residual, like C) through
+/// up to max_rank broadcast batch dimensions.
+struct fast_gemm_args {
+    const simd::kernel_table* table = nullptr;
+    std::int64_t m = 0, n = 0, k = 0;
+    operand a, b, c;
+    std::int64_t a_rs = 0, a_cs = 0, b_rs = 0, b_cs = 0, ldc = 0;
+    const float* packed_a = nullptr;  ///< plan-owned, when A is constant
+    const float* packed_b = nullptr;  ///< plan-owned, when B is constant
+    fast_epilogue post;
+    std::uint32_t batch_rank = 0;
+    std::int64_t batch_count = 1;
+    std::int64_t batch_dims[max_rank] = {};
+    std::int64_t a_batch_strides[max_rank] = {};
+    std::int64_t b_batch_strides[max_rank] = {};
+    operand workspace;
+    std::int64_t slots = 1;
+};
+
+inline kernels::gemm_epilogue resolve_epilogue(const fast_epilogue& e, const run_context& ctx, std::int64_t ld_residual,
+                                               std::int64_t residual_offset) noexcept {
+    kernels::gemm_epilogue post;
+    post.act = e.act;
+    if (e.has_bias) {
+        post.bias = ctx.at<const float>(e.bias);
+        post.bias_per_row = e.bias_per_row;
+    }
+    if (e.has_residual) {
+        post.residual = ctx.at<const float>(e.residual) + residual_offset;
+        post.ld_residual = ld_residual;
+    }
+    return post;
+}
+
+inline void fast_gemm_kernel(const void* p, const run_context& ctx) noexcept {
+    const auto& g = *static_cast<const fast_gemm_args*>(p);
+    const float* A = ctx.at<const float>(g.a);
+    const float* B = g.packed_b ? nullptr : ctx.at<const float>(g.b);
+    float* C = ctx.at<float>(g.c);
+    float* ws = ctx.at<float>(g.workspace);
+    for (std::int64_t batch = 0; batch < g.batch_count; ++batch) {
+        std::int64_t a_off = 0, b_off = 0, rest = batch;
+        for (std::size_t d = g.batch_rank; d-- > 0;) {
+            const std::int64_t idx = rest % g.batch_dims[d];
+            rest /= g.batch_dims[d];
+            a_off += idx * g.a_batch_strides[d];
+            b_off += idx * g.b_batch_strides[d];
+        }
+        kernels::gemm_f32_problem pr;
+        pr.m = g.m;
+        pr.n = g.n;
+        pr.k = g.k;
+        pr.packed_a = g.packed_a;
+        if (!g.packed_a) pr.a = kernels::strided_matrix{A + a_off, g.a_rs, g.a_cs};
+        pr.packed_b = g.packed_b;
+        if (!g.packed_b) pr.b = kernels::strided_matrix{B + b_off, g.b_rs, g.b_cs};
+        pr.c = C + batch * g.m * g.ldc;
+        pr.ldc = g.ldc;
+        pr.post = resolve_epilogue(g.post, ctx, g.ldc, batch * g.m * g.ldc);
+        g.table->gemm_f32(pr, ws, g.slots, ctx.exec);
+    }
+}
+
+/// Workspace bytes a fast GEMM step needs (A and/or B packed per block at run time).
+inline std::size_t fast_gemm_workspace(const kernel_context& k, bool pack_a_at_run, bool pack_b_at_run) noexcept {
+    return static_cast<std::size_t>(k.table->gemm_workspace_floats(pack_a_at_run, pack_b_at_run)) * sizeof(float) * k.slots;
+}
+
+/// Packs a constant (rows x cols) matrix stored with strides (rs, cs) as GEMM's B operand into a
+/// plan-owned buffer; null after failing.
+inline const float* pack_constant_b(bind_context& ctx, const float* data, std::int64_t k, std::int64_t n, std::int64_t rs, std::int64_t cs) {
+    const kernel_context& kc = *ctx.kernels();
+    float* dst = ctx.packed_buffer(static_cast<std::size_t>(kc.table->packed_b_floats(k, n)));
+    if (dst) kc.table->pack_gemm_b(kernels::strided_matrix{data, rs, cs}, k, n, dst);
+    return dst;
+}
+
+inline const float* pack_constant_a(bind_context& ctx, const float* data, std::int64_t m, std::int64_t k, std::int64_t rs, std::int64_t cs) {
+    const kernel_context& kc = *ctx.kernels();
+    float* dst = ctx.packed_buffer(static_cast<std::size_t>(kernels::packed_a_floats(m, k)));
+    if (dst) kc.table->pack_gemm_a(kernels::strided_matrix{data, rs, cs}, m, k, dst);
+    return dst;
+}
+
+} // namespace ops
+EMBER_NAMESPACE_END

@@ -1,0 +1,406 @@
+// SPDX-License-Identifier: Apache-2.0
+// The ops the epilogue-fusion pass makes (compile/passes/fuse_epilogue.hpp), domain "ember":
+//   FusedConv   (X, W, B?, Z?)     y = act(Conv(X, W, B) + Z)
+//   FusedGemm   (A, B, C?, Z?)     y = act(Gemm(A, B, C) + Z)
+//   FusedMatMul (A, B, bias?, Z?)  y = act(MatMul(A, B) + bias + Z), bias 1-D [N]
+// with the attributes of the op they extend plus `activation` (a string, ops/epilogue.hpp:
+// "", "Relu", "Clip", "LeakyRelu", "HardSigmoid", "HardSwish", "Sigmoid", "Silu", "Gelu") and
+// `activation_params` (floats: Clip min, max; LeakyRelu alpha; HardSigmoid alpha, beta; none
+// for the ONNX defaults). Z, the residual, has exactly the output's shape: the pass fuses an Add
+// only when shape inference has shown that its other operand has the output's shape, so an Add
+// that broadcasts (or widens the output) is never fused. The reference runs the op's own
+// reference kernel into the output, then the epilogue in place.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "ember/ops/binary.hpp"
+#include "ember/ops/conv.hpp"
+#include "ember/ops/epilogue.hpp"
+#include "ember/ops/fast_gemm.hpp"
+#include "ember/ops/gemm.hpp"
+#include "ember/ops/matmul.hpp"
+#include "ember/ops/op_support.hpp"
+#include "ember/ops/window.hpp"
+
+EMBER_NAMESPACE_BEGIN
+namespace ops {
+
+/// The domain of ember's own ops.
+inline constexpr std::string_view ember_domain = "ember";
+
+/// The epilogue attributes every fused op has.
+struct epilogue_attributes {
+    std::string activation;                 ///< "" or absent: none
+    std::vector<float> activation_params;   ///< empty: the activation's ONNX defaults
+};
+
+namespace fused_detail {
+
+inline constexpr auto epilogue_bindings = std::make_tuple(attr("activation", &epilogue_attributes::activation),
+                                                          attr("activation_params", &epilogue_attributes::activation_params));
+
+/// The activation and its parameters from the attributes; fails on an unknown name or a wrong
+/// number of parameters.
+inline status read_epilogue(const epilogue_attributes& a, infer_context& ctx, activation& kind, activation_params& params) {
+    if (!parse_activation(a.activation, kind))
+        return ctx.fail(status::unsupported_op,
+                        "activation '{}' is not supported (expected Relu, Clip, LeakyRelu, HardSigmoid, HardSwish, Sigmoid, Silu, Gelu or none)",
+                        a.activation);
+    const std::size_t n = a.activation_params.size();
+    params = default_params(kind);
+    if (n == 0) return status::ok;
+    if (n != param_count(kind))
+        return ctx.fail(status::invalid_model, "activation '{}' takes {} activation_params (or none for the defaults), got {}", a.activation,
+                        param_count(kind), n);
+    params.alpha = a.activation_params[0];
+    if (n > 1) params.beta = a.activation_params[1];
+    return status::ok;
+}
+
+/// Input i, when present, has exactly the shape of the output.
+inline status expect_residual(infer_context& ctx, std::size_t i, const shape& out) {
+    if (!ctx.has_input(i) || ctx.input_shape(i) == out) return status::ok;
+    return ctx.fail(status::shape_mismatch, "input {} (Z, the residual) has shape {}; it must have the output's shape {} exactly", i,
+                    ctx.input_shape(i), out);
+}
+
+inline status expect_float_inputs(infer_context& ctx) {
+    for (std::size_t i = 0; i < ctx.input_count(); ++i)
+        if (ctx.has_input(i))
+            if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;
+    return status::ok;
+}
+
+/// The fast kernels' form of an epilogue (kernels/activation.hpp): the same activations, in
+/// the same order, as ops/epilogue.hpp.
+#define EMBER_DETAIL_SAME_ACTIVATION(name) static_assert(static_cast<int>(activation::name) == static_cast<int>(kernels::activation::name))
+EMBER_DETAIL_SAME_ACTIVATION(none);
+EMBER_DETAIL_SAME_ACTIVATION(relu);
+EMBER_DETAIL_SAME_ACTIVATION(clip);
+EMBER_DETAIL_SAME_ACTIVATION(leaky_relu);
+EMBER_DETAIL_SAME_ACTIVATION(hard_sigmoid);
+EMBER_DETAIL_SAME_ACTIVATION(hard_swish);
+EMBER_DETAIL_SAME_ACTIVATION(sigmoid);
+EMBER_DETAIL_SAME_ACTIVATION(silu);
+EMBER_DETAIL_SAME_ACTIVATION(gelu);
+#undef EMBER_DETAIL_SAME_ACTIVATION
+inline kernels::activation_spec fast_activation(activation kind, const activation_params& p) noexcept {
+    return kernels::activation_spec{static_cast<kernels::activation>(kind), p.alpha, p.beta};
+}
+
+} // namespace fused_detail
+
+/// Conv + residual + activation (see the top of this file).
+struct fused_conv {
+    static constexpr std::string_view onnx_name = "FusedConv";
+    static constexpr std::string_view onnx_domain = ember_domain;
+    static constexpr op_flags flags = op_flags::none;
+
+    struct attributes : conv::attributes, epilogue_attributes {};
+    static constexpr auto onnx_attributes = std::tuple_cat(conv::onnx_attributes, fused_detail::epilogue_bindings);
+
+    struct args {
+        conv::args base;  ///< Conv's own arguments
+        operand z;
+        bool has_z = false;
+        activation act = activation::none;
+        activation_params params;
+    };
+
+    /// Checks the inputs and fills the geometry and the epilogue; shared by infer() and bind().
+    static status plan(const attributes& a, infer_context& ctx, args& g, shape& out) {
+        if (status s = ctx.expect_inputs(2, 4); s != status::ok) return s;
+        if (status s = fused_detail::expect_float_inputs(ctx); s != status::ok) return s;
+        const shape& x = ctx.input_shape(0);
+        const shape& w = ctx.input_shape(1);
+        const shape* b = ctx.has_input(2) ? &ctx.input_shape(2) : nullptr;
+        const window_spec spec{a.auto_pad, a.pads, a.strides, a.dilations, false};
+        if (status s = plan_conv_window(ctx, x, w, b, a.group, a.kernel_shape, spec, "X", "W", g.base.geo); s != status::ok) return s;
+        g.base.batch = x[0];
+        g.base.in_channels = w[1];
+        g.base.out_channels = w[0];
+        g.base.group = a.group;
+        out = window_output_shape(x, w[0], g.base.geo);
+        if (status s = fused_detail::expect_residual(ctx, 3, out); s != status::ok) return s;
+        return fused_detail::read_epilogue(a, ctx, g.act, g.params);
+    }
+
+    static status infer(const attributes& a, infer_context& ctx) {
+        args g;
+        shape out;
+        if (status s = plan(a, ctx, g, out); s != status::ok) return s;
+        ctx.set_output(0, dtype::float32, out);
+        return status::ok;
+    }
+
+    // The definition: Conv's reference into y, then y = act(y + z) in place.
+    static void reference(const args& g, const float* x, const float* w, const float* b, const float* z, float* y, const executor* ex) noexcept {
+        conv::reference(g.base, x, w, b, y, ex);
+        const auto planes = static_cast<std::size_t>(g.base.batch * g.base.out_channels);
+        apply_epilogue(g.act, g.params, y, planes, static_cast<std::size_t>(g.base.geo.out_size()), nullptr, z, ex);
+    }
+
+    static void kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& g = *static_cast<const args*>(p);
+        reference(g, ctx.at<const float>(g.base.x), ctx.at<const float>(g.base.w), g.base.has_b ? ctx.at<const float>(g.base.b) : nullptr,
+                  g.has_z ? ctx.at<const float>(g.z) : nullptr, ctx.at<float>(g.base.y), ctx.exec);
+    }
+
+    static status bind(const attributes& a, bind_context& ctx) {
+        args g;
+        shape out;
+        if (status s = plan(a, ctx, g, out); s != status::ok) return s;
+        g.base.x = ctx.input(0);
+        g.base.w = ctx.input(1);
+        g.base.has_b = ctx.has_input(2);
+        if (g.base.has_b) g.base.b = ctx.input(2);
+        g.has_z = ctx.has_input(3);
+        if (g.has_z) g.z = ctx.input(3);
+        g.base.y = ctx.output(0);
+        fast_epilogue post;
+        post.act = fused_detail::fast_activation(g.act, g.params);
+        post.has_bias = g.base.has_b;
+        post.bias_per_row = true;
+        post.bias = g.base.b;
+        post.has_residual = g.has_z;
+        post.residual = g.z;
+        bool bound = false;
+        if (status s = conv::bind_fast(g.base, ctx, post, bound); s != status::ok || bound) return s;
+        ctx.emit(&kernel, g);
+        return status::ok;
+    }
+
+    static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) {
+        args g;
+        shape out;
+        if (plan(a, const_cast<infer_context&>(ctx), g, out) != status::ok) return 0;
+        return conv::fast_workspace(g.base, ctx);
+    }
+};
+
+/// Gemm + residual + activation (see the top of this file).
+struct fused_gemm {
+    static constexpr std::string_view onnx_name = "FusedGemm";
+    static constexpr std::string_view onnx_domain = ember_domain;
+    static constexpr op_flags flags = op_flags::none;
+
+    struct attributes : gemm::attributes, epilogue_attributes {};
+    static constexpr auto onnx_attributes = std::tuple_cat(gemm::onnx_attributes, fused_detail::epilogue_bindings);
+
+    struct args {
+        gemm::args base;  ///< Gemm's own arguments
+        operand z;
+        bool has_z = false;
+        activation act = activation::none;
+        activation_params params;
+    };
+
+    // Gemm's checks (ops/gemm.hpp), with the residual as input 3.
+    static status plan(const attributes& a, infer_context& ctx, args& g, shape& out) {
+        if (status s = ctx.expect_inputs(2, 4); s != status::ok) return s;
+        if (status s = fused_detail::expect_float_inputs(ctx); s != status::ok) return s;
+        const shape& lhs = ctx.input_shape(0);
+        const shape& rhs = ctx.input_shape(1);
+        if (lhs.rank() != 2 || rhs.rank() != 2) return ctx.fail(status::shape_mismatch, "A and B must be matrices, got {} and {}", lhs, rhs);
+        const std::int64_t k_lhs = a.trans_a ? lhs[0] : lhs[1];
+        const std::int64_t k_rhs = a.trans_b ? rhs[1] : rhs[0];
+        if (k_lhs != k_rhs) return ctx.fail(status::shape_mismatch, "inner dimensions differ: {} vs {} ({} x {})", k_lhs, k_rhs, lhs, rhs);
+        out = shape{a.trans_a ? lhs[1] : lhs[0], a.trans_b ? rhs[0] : rhs[1]};
+        if (ctx.has_input(2)) {
+            shape joint;
+            if (ctx.input_shape(2).rank() > 2 || !broadcast_shapes(ctx.input_shape(2), out, joint) || joint != out)
+                return ctx.fail(status::shape_mismatch, "C of shape {} does not broadcast to {}", ctx.input_shape(2), out);
+        }
+        if (status s = fused_detail::expect_residual(ctx, 3, out); s != status::ok) return s;
+        g.base.attrs = a;
+        g.base.m = out[0];
+        g.base.n = out[1];
+        g.base.k = k_lhs;
+        return fused_detail::read_epilogue(a, ctx, g.act, g.params);
+    }
+
+    static status infer(const attributes& a, infer_context& ctx) {
+        args g;
+        shape out;
+        if (status s = plan(a, ctx, g, out); s != status::ok) return s;
+        ctx.set_output(0, dtype::float32, out);
+        return status::ok;
+    }
+
+    // The definition: Gemm's reference into Y, then Y = act(Y + Z) in place.
+    static void reference(const args& g, const float* A, const float* B, const float* C, const float* Z, float* Y, const executor* ex) noexcept {
+        gemm::reference(g.base, A, B, C, Y, ex);
+        apply_epilogue(g.act, g.params, Y, static_cast<std::size_t>(g.base.m), static_cast<std::size_t>(g.base.n), nullptr, Z, ex);
+    }
+
+    static void kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& g = *static_cast<const args*>(p);
+        reference(g, ctx.at<const float>(g.base.a), ctx.at<const float>(g.base.b), g.base.has_c ? ctx.at<const float>(g.base.c) : nullptr,
+                  g.has_z ? ctx.at<const float>(g.z) : nullptr, ctx.at<float>(g.base.y), ctx.exec);
+    }
+
+    static status bind(const attributes& a, bind_context& ctx) {
+        args g;
+        shape out;
+        if (status s = plan(a, ctx, g, out); s != status::ok) return s;
+        g.base.a = ctx.input(0);
+        g.base.b = ctx.input(1);
+        g.base.y = ctx.output(0);
+        if (ctx.has_input(2)) {
+            g.base.has_c = true;
+            g.base.c = ctx.input(2);
+            std::int64_t strides[max_rank] = {};
+            broadcast_strides(ctx.input_shape(2), out, strides);
+            g.base.c_row_stride = strides[0];
+            g.base.c_col_stride = strides[1];
+        }
+        g.has_z = ctx.has_input(3);
+        if (g.has_z) g.z = ctx.input(3);
+        fast_gemm_args f;
+        if (fast_plan(a, ctx, g, f)) {
+            f.a = ctx.input(0);
+            f.b = ctx.input(1);
+            f.c = ctx.output(0);
+            f.workspace = ctx.workspace();
+            if (const tensor* w = ctx.input_constant(1))
+                if (!(f.packed_b = pack_constant_b(ctx, w->data<float>(), f.k, f.n, f.b_rs, f.b_cs))) return status::out_of_memory;
+            if (const tensor* w = ctx.input_constant(0))
+                if (!(f.packed_a = pack_constant_a(ctx, w->data<float>(), f.m, f.k, f.a_rs, f.a_cs))) return status::out_of_memory;
+            if (f.post.has_bias) f.post.bias = ctx.input(2);
+            if (f.post.has_residual) f.post.residual = ctx.has_input(3) ? ctx.input(3) : ctx.input(2);
+            ctx.emit(&fast_gemm_kernel, f);
+            return status::ok;
+        }
+        ctx.emit(&kernel, g);
+        return status::ok;
+    }
+
+    // Gemm's fast path (ops/gemm.hpp) with the activation, and Z as its residual; C must then be
+    // a bias, as one residual is all the epilogue adds.
+    static bool fast_plan(const attributes& a, const infer_context& ctx, const args& g, fast_gemm_args& f) noexcept {
+        if (!gemm::fast_plan(a, ctx, &f)) return false;
+        if (ctx.has_input(3)) {
+            if (f.post.has_residual) return false;
+            f.post.has_residual = true;
+        }
+        f.post.act = fused_detail::fast_activation(g.act, g.params);
+        return true;
+    }
+
+    static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) {
+        args g;
+        shape out;
+        fast_gemm_args f;
+        if (plan(a, const_cast<infer_context&>(ctx), g, out) != status::ok || !fast_plan(a, ctx, g, f)) return 0;
+        return fast_gemm_workspace(*ctx.kernels(), ctx.input_constant(0) == nullptr, ctx.input_constant(1) == nullptr);
+    }
+};
+
+/// MatMul + bias + residual + activation (see the top of this file).
+struct fused_matmul {
+    static constexpr std::string_view onnx_name = "FusedMatMul";
+    static constexpr std::string_view onnx_domain = ember_domain;
+    static constexpr op_flags flags = op_flags::none;
+
+    struct attributes : epilogue_attributes {};
+    static constexpr auto onnx_attributes = fused_detail::epilogue_bindings;
+
+    struct args {
+        matmul::args base;  ///< MatMul's own arguments
+        operand bias, z;
+        bool has_bias = false, has_z = false;
+        activation act = activation::none;
+        activation_params params;
+    };
+
+    static status plan(const attributes& a, infer_context& ctx, args& g, shape& out) {
+        if (status s = ctx.expect_inputs(2, 4); s != status::ok) return s;
+        if (status s = fused_detail::expect_float_inputs(ctx); s != status::ok) return s;
+        if (status s = matmul::check_shapes(ctx, ctx.input_shape(0), ctx.input_shape(1), out, &g.base); s != status::ok) return s;
+        if (ctx.has_input(2)) {
+            const shape& bias = ctx.input_shape(2);
+            if (ctx.input_shape(1).rank() < 2)
+                return ctx.fail(status::shape_mismatch, "input 2 (bias) needs B of rank >= 2 (one bias per column), got B {}", ctx.input_shape(1));
+            if (bias.rank() != 1 || bias[0] != g.base.n)
+                return ctx.fail(status::shape_mismatch, "input 2 (bias) must be [{}] (one value per column of the output {}), got {}", g.base.n,
+                                out, bias);
+        }
+        if (status s = fused_detail::expect_residual(ctx, 3, out); s != status::ok) return s;
+        return fused_detail::read_epilogue(a, ctx, g.act, g.params);
+    }
+
+    static status infer(const attributes& a, infer_context& ctx) {
+        args g;
+        shape out;
+        if (status s = plan(a, ctx, g, out); s != status::ok) return s;
+        ctx.set_output(0, dtype::float32, out);
+        return status::ok;
+    }
+
+    // The definition: MatMul's reference into Y, then Y = act(Y + bias + Z) in place.
+    static void reference(const args& g, const float* A, const float* B, const float* bias, const float* Z, float* Y, const executor* ex) noexcept {
+        matmul::reference(g.base, A, B, Y, ex);
+        apply_epilogue(g.act, g.params, Y, static_cast<std::size_t>(g.base.batch_count * g.base.m), static_cast<std::size_t>(g.base.n),
+                       bias, Z, ex);
+    }
+
+    static void kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& g = *static_cast<const args*>(p);
+        reference(g, ctx.at<const float>(g.base.a), ctx.at<const float>(g.base.b), g.has_bias ? ctx.at<const float>(g.bias) : nullptr,
+                  g.has_z ? ctx.at<const float>(g.z) : nullptr, ctx.at<float>(g.base.y), ctx.exec);
+    }
+
+    static status bind(const attributes& a, bind_context& ctx) {
+        args g;
+        shape out;
+        if (status s = plan(a, ctx, g, out); s != status::ok) return s;
+        g.base.a = ctx.input(0);
+        g.base.b = ctx.input(1);
+        g.base.y = ctx.output(0);
+        g.has_bias = ctx.has_input(2);
+        if (g.has_bias) g.bias = ctx.input(2);
+        g.has_z = ctx.has_input(3);
+        if (g.has_z) g.z = ctx.input(3);
+        fast_gemm_args f;
+        if (fast_plan(ctx, g, f)) {
+            f.a = ctx.input(0);
+            f.b = ctx.input(1);
+            f.c = ctx.output(0);
+            f.workspace = ctx.workspace();
+            if (matmul::prepacks_b(ctx, f))
+                if (!(f.packed_b = pack_constant_b(ctx, ctx.input_constant(1)->data<float>(), f.k, f.n, f.b_rs, f.b_cs))) return status::out_of_memory;
+            f.post.bias = g.bias;
+            f.post.residual = g.z;
+            ctx.emit(&fast_gemm_kernel, f);
+            return status::ok;
+        }
+        ctx.emit(&kernel, g);
+        return status::ok;
+    }
+
+    // MatMul's fast path (ops/matmul.hpp) with the bias per column, Z as the residual and the
+    // activation; batches stay one GEMM each, with C (and Z) advancing by M x N per batch.
+    static bool fast_plan(const infer_context& ctx, const args& g, fast_gemm_args& f) noexcept {
+        if (!matmul::fast_plan(ctx, f)) return false;
+        f.post.has_bias = ctx.has_input(2);
+        f.post.has_residual = ctx.has_input(3);
+        f.post.act = fused_detail::fast_activation(g.act, g.params);
+        return true;
+    }
+
+    static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) {
+        args g;
+        shape out;
+        fast_gemm_args f;
+        if (plan(a, const_cast<infer_context&>(ctx), g, out) != status::ok || !fast_plan(ctx, g, f)) return 0;
+        return fast_gemm_workspace(*ctx.kernels(), true, !matmul::prepacks_b(ctx, f));
+    }
+};
+
+} // namespace ops
+EMBER_NAMESPACE_END

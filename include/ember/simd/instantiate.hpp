@@ -1,0 +1,48 @@
+// SPDX-License-Identifier: Apache-2.0
+// Defines kernel_table_for<Arch>(): the table of one arch's kernels. A runtime-dispatch build
+// includes this from one translation unit per ISA, compiled with that ISA's flags:
+//
+//     // ember_dispatch_avx2.cpp, compiled with -mavx2 -mfma
+//     #define EMBER_INSTANTIATE_ARCH xsimd::fma3<xsimd::avx2>
+//     #include <ember/simd/instantiate.hpp>
+//
+// (ember_enable_dispatch() in CMake writes these files.) Only Arch-templated kernel code may be
+// instantiated here: a plain inline function compiled with AVX flags could be picked by the
+// linker for the baseline build too (STYLE.md 4.7).
+#pragma once
+
+#if defined(EMBER_INSTANTIATE_ARCH) && defined(__GNUC__) && !defined(__clang__)
+// GCC 12's own avx512fintrin.h trips -Wmaybe-uninitialized (its _mm512_undefined_* idiom) once
+// inlined into the kernels; the translation unit holds nothing but the kernels.
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include "ember/kernels/dwconv_f32.hpp"
+#include "ember/kernels/gemm_f32.hpp"
+#include "ember/simd/kernel_table.hpp"
+
+EMBER_NAMESPACE_BEGIN
+namespace simd {
+
+template <class Arch>
+const kernel_table& kernel_table_for() noexcept {
+    static constexpr kernel_table table{
+        short_name<Arch>(),
+        xsimd::batch<float, Arch>::size,
+        &kernels::packed_b_floats<Arch>,
+        &kernels::gemm_workspace_floats<Arch>,
+        &kernels::pack_gemm_a<Arch>,
+        &kernels::pack_gemm_b<Arch>,
+        &kernels::gemm_f32<Arch>,
+        &kernels::dwconv_f32<Arch>,
+        &kernels::maxpool_f32<Arch>,
+    };
+    return table;
+}
+
+#if defined(EMBER_INSTANTIATE_ARCH)
+template const kernel_table& kernel_table_for<EMBER_INSTANTIATE_ARCH>() noexcept;
+#endif
+
+} // namespace simd
+EMBER_NAMESPACE_END

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: Apache-2.0
+// Conv on every kernel table this CPU runs against the reference kernel (compile_options::isa =
+// "reference"): the implicit-im2col GEMM path (1x1, 3x3, 5x5, 7x7, strides, padding, dilation,
+// groups, constant and input weights) and the depthwise path, at batch 1 and 2.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <ember/ember.hpp>
+
+#include "support/check.hpp"
+#include "support/kernel_check.hpp"
+
+namespace {
+
+struct conv_case {
+    std::int64_t n, c, h, w, m, k, stride, pad, dilation, group;
+    bool bias, weights_constant;
+};
+
+std::vector<float> run_conv(const conv_case& cc, const std::string& isa, std::uint32_t seed, std::string& used) {
+    ember::graph_builder b("conv");
+    const auto x = b.input("x", ember::dtype::float32, {cc.n, cc.c, cc.h, cc.w});
+    const ember::tensor wt = ember::test::random_f32({cc.m, cc.c / cc.group, cc.k, cc.k}, seed + 1);
+    const ember::tensor xt = ember::test::random_f32({cc.n, cc.c, cc.h, cc.w}, seed);
+    std::vector<ember::value_id> ins{x};
+    ins.push_back(cc.weights_constant ? b.constant("w", wt) : b.input("w", ember::dtype::float32, {cc.m, cc.c / cc.group, cc.k, cc.k}));
+    if (cc.bias) ins.push_back(b.constant("b", ember::test::random_f32({cc.m}, seed + 2)));
+    const std::vector<ember::attribute> attrs{
+        ember::attribute::of("strides", std::vector<std::int64_t>{cc.stride, cc.stride}),
+        ember::attribute::of("pads", std::vector<std::int64_t>{cc.pad, cc.pad, cc.pad, cc.pad}),
+        ember::attribute::of("dilations", std::vector<std::int64_t>{cc.dilation, cc.dilation}),
+        ember::attribute::of("group", cc.group)};
+    b.output(b.node("Conv", ins, attrs), "y");
+    auto g = std::move(b).build();
+    REQUIRE(g);
+    ember::compile_options options;
+    options.isa = isa;
+    auto p = ember::compile(*g, options);
+    REQUIRE_MESSAGE(p, p.error().message);
+    used = std::string(p->isa());
+    ember::session s(*p);
+    REQUIRE(s.bind_input(0, xt.bytes(), xt.size_bytes()) == ember::status::ok);
+    if (!cc.weights_constant) REQUIRE(s.bind_input(1, wt.bytes(), wt.size_bytes()) == ember::status::ok);
+    REQUIRE(s.run() == ember::status::ok);
+    const auto out = s.output<float>(0);
+    return std::vector<float>(out.data(), out.data() + out.size());
+}
+
+} // namespace
+
+TEST_CASE("conv: every kernel table matches the reference kernel") {
+    const conv_case cases[] = {
+        {1, 3, 17, 19, 8, 3, 1, 1, 1, 1, true, true},    {2, 16, 9, 9, 33, 1, 1, 0, 1, 1, true, true},
+        {1, 8, 15, 15, 16, 3, 2, 1, 1, 1, false, true},  {1, 5, 12, 20, 7, 5, 1, 2, 1, 1, true, true},
+        {1, 3, 30, 30, 10, 7, 2, 3, 1, 1, true, true},   {1, 6, 11, 11, 6, 3, 1, 2, 2, 1, true, true},
+        {2, 8, 10, 10, 12, 3, 1, 1, 1, 2, true, true},   {1, 4, 8, 8, 6, 3, 1, 1, 1, 1, true, false},
+        {1, 300, 6, 6, 40, 3, 1, 1, 1, 1, true, true},   {1, 2, 70, 70, 3, 1, 2, 0, 1, 1, false, true},
+        // depthwise
+        {1, 16, 14, 14, 16, 3, 1, 1, 1, 16, true, true}, {2, 8, 15, 17, 8, 3, 2, 1, 1, 8, true, true},
+        {1, 24, 20, 20, 24, 5, 1, 2, 1, 24, false, true}, {1, 8, 9, 9, 8, 5, 2, 2, 1, 8, true, false},
+        {1, 4, 33, 33, 4, 3, 1, 2, 2, 4, true, true},
+    };
+    std::uint32_t seed = 1;
+    for (const conv_case& cc : cases) {
+        std::string used;
+        const std::vector<float> expected = run_conv(cc, "reference", seed, used);
+        CHECK(used == "reference");
+        for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
+            CAPTURE(t->name);
+            CAPTURE(seed);
+            const std::vector<float> actual = run_conv(cc, std::string(t->name), seed, used);
+            CHECK(used == t->name);
+            const float tol = 2e-5f * std::sqrt(static_cast<float>(cc.c * cc.k * cc.k / cc.group));
+            ember::test::expect_close(actual, expected, tol, tol);
+        }
+        seed += 10;
+    }
+}
+
+TEST_CASE("compile_options::isa: an ISA that is not there fails with the ones that are") {
+    ember::graph_builder b("relu");
+    b.output(b.node("Relu", {b.input("x", ember::dtype::float32, {4})}), "y");
+    auto g = std::move(b).build();
+    REQUIRE(g);
+    ember::compile_options options;
+    options.isa = "avx1024";
+    auto p = ember::compile(*g, options);
+    REQUIRE_FALSE(p);
+    CHECK(p.error().code == ember::status::invalid_argument);
+    CHECK(p.error().message.find("ISA 'avx1024' is not available") != std::string::npos);
+    CHECK(p.error().message.find("sse2") != std::string::npos);
+}
+
+namespace {
+
+std::vector<float> run_max_pool(const std::vector<std::int64_t>& dims, std::vector<ember::attribute> attrs, const std::string& isa,
+                                std::uint32_t seed) {
+    ember::graph_builder b("pool");
+    const auto x = b.input("x", ember::dtype::float32, ember::shape(dims));
+    b.output(b.node("MaxPool", {x}, std::move(attrs)), "y");
+    auto g = std::move(b).build();
+    REQUIRE(g);
+    ember::compile_options options;
+    options.isa = isa;
+    auto p = ember::compile(*g, options);
+    REQUIRE_MESSAGE(p, p.error().message);
+    ember::session s(*p);
+    const ember::tensor xt = ember::test::random_f32(ember::shape(dims), seed);
+    REQUIRE(s.bind_input(0, xt.bytes(), xt.size_bytes()) == ember::status::ok);
+    REQUIRE(s.run() == ember::status::ok);
+    const auto out = s.output<float>(0);
+    return std::vector<float>(out.data(), out.data() + out.size());
+}
+
+} // namespace
+
+TEST_CASE("max_pool: every kernel table gives the reference kernel's values") {
+    using ints = std::vector<std::int64_t>;
+    struct pool_case {
+        ints dims, kernel, strides, pads, dilations;
+        int ceil_mode;
+    };
+    const pool_case cases[] = {
+        {{1, 4, 112, 112}, {3, 3}, {2, 2}, {1, 1, 1, 1}, {1, 1}, 0},  // ResNet's
+        {{2, 3, 55, 55}, {3, 3}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 1},    // SqueezeNet's, ceil_mode
+        {{1, 5, 17, 40}, {2, 2}, {2, 2}, {0, 0, 0, 0}, {1, 1}, 0},
+        {{1, 2, 9, 33}, {3, 3}, {1, 1}, {1, 1, 1, 1}, {1, 1}, 0},
+        {{1, 2, 20, 20}, {3, 2}, {1, 2}, {2, 1, 0, 1}, {2, 1}, 1},
+        {{1, 3, 6, 6}, {3, 3}, {1, 1}, {2, 2, 2, 2}, {1, 1}, 0},
+    };
+    std::uint32_t seed = 7;
+    for (const pool_case& pc : cases) {
+        const std::vector<ember::attribute> attrs{ember::attribute::of("kernel_shape", pc.kernel), ember::attribute::of("strides", pc.strides),
+                                                  ember::attribute::of("pads", pc.pads), ember::attribute::of("dilations", pc.dilations),
+                                                  ember::attribute::of("ceil_mode", pc.ceil_mode)};
+        const std::vector<float> expected = run_max_pool(pc.dims, attrs, "reference", seed);
+        for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
+            CAPTURE(t->name);
+            CAPTURE(seed);
+            CHECK(run_max_pool(pc.dims, attrs, std::string(t->name), seed) == expected);  // a max is exact
+        }
+        ++seed;
+    }
+}

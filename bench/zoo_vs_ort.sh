@@ -11,10 +11,10 @@
 #                              [--ember-run PATH] [--work DIR]
 #
 # Defaults: the whole zoo (models.json), threads 1,2, 3 rounds, 1 s of timed runs per engine per
-# round, ember-run from build/gcc/examples/ember-run. That is about 10 minutes for the whole zoo
-# on a 2-core machine (60 rounds of ~10 s, model loading and session creation included; the
-# batch-8 ResNet-50 alone takes ~2 of them); --rounds 1 --time 0.5 gives a first look in ~4.
-# Run it on an otherwise idle machine.
+# round, ember-run from build/gcc/examples/ember-run. That takes about 4 minutes for the whole zoo
+# on a 2-core machine, and stays under 10 however slow ember is (each run is at least 3 timed
+# runs: one round of the zoo at 1 thread took 39 s, 9 of them the batch-8 ResNet-50);
+# --rounds 1 gives a first look in about a minute. Run it on an otherwise idle machine.
 #
 # mlp_tiny measures the per-call overhead: ember-run --repeat with many runs (sub-ms latencies
 # are printed to the nanosecond), and for ONNX Runtime bench_ort.js --mlp, its native binding's
@@ -200,7 +200,10 @@ for threads in sorted(ratios):
     rs = ratios[threads]
     geo = math.exp(sum(math.log(r) for r, _ in rs) / len(rs))
     worst, worst_model = max(rs)
-    print(f"{threads} thread{'s' if threads > 1 else ''}: geometric mean ember/ORT {geo:.2f} over {len(rs)} models; "
+    others = [r for r, m in rs if m != "mlp_tiny"]
+    without = (f" ({math.exp(sum(map(math.log, others)) / len(others)):.2f} without mlp_tiny)"
+               if others and len(others) < len(rs) else "")
+    print(f"{threads} thread{'s' if threads > 1 else ''}: geometric mean ember/ORT {geo:.2f} over {len(rs)} models{without}; "
           f"worst {worst:.2f} ({worst_model})")
 if not ratios:
     print("no model was measured by both engines")

@@ -8,6 +8,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -37,24 +38,10 @@ void BM_conv_f32(benchmark::State& state, conv_shape cs) {
         ember::attribute::of("pads", std::vector<std::int64_t>{pad, pad, pad, pad}),
         ember::attribute::of("group", cs.group)};
     b.output(b.node("Conv", {x, w, bias}, attrs), "y");
-    auto g = std::move(b).build();
-    if (!g) {
-        state.SkipWithError(g.error().message.c_str());
-        return;
-    }
-    ember::compile_options options;
-    options.max_threads = 1;
-    auto p = ember::compile(*g, options);
-    if (!p) {
-        state.SkipWithError(p.error().message.c_str());
-        return;
-    }
+    std::optional<ember::plan> p = ember::bench::compile_single_thread(state, std::move(b).build());
+    if (!p) return;
     ember::session s(*p);
-    const ember::tensor in = random_tensor({cs.n, cs.c, cs.h, cs.w}, 3);
-    if (s.bind_input(0, in.bytes(), in.size_bytes()) != ember::status::ok) {
-        state.SkipWithError("bind_input failed");
-        return;
-    }
+    if (!ember::bench::bind_first_input(state, s, random_tensor({cs.n, cs.c, cs.h, cs.w}, 3))) return;
     for (auto _ : state) benchmark::DoNotOptimize(s.run());
     const double macs = double(cs.n * cs.m * oh * ow) * double(cs.c / cs.group * cs.k * cs.k);
     state.counters["GFLOP/s"] = benchmark::Counter(2e-9 * macs, benchmark::Counter::kIsIterationInvariantRate);

@@ -10,6 +10,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
+#include <optional>
 #include <ctime>
 #include <string>
 #include <vector>
@@ -38,20 +39,10 @@ void BM_gemm_f32(benchmark::State& state) {
     ember::graph_builder b("gemm");
     const auto a = b.input("a", ember::dtype::float32, {m, k});
     b.output(b.node("Gemm", {a, b.constant("w", random_tensor({k, n}, 1))}), "y");
-    auto g = std::move(b).build();
-    ember::compile_options options;
-    options.max_threads = 1;
-    auto p = ember::compile(*g, options);
-    if (!p) {
-        state.SkipWithError(p.error().message.c_str());
-        return;
-    }
+    std::optional<ember::plan> p = ember::bench::compile_single_thread(state, std::move(b).build());
+    if (!p) return;
     ember::session s(*p);
-    const ember::tensor in = random_tensor({m, k}, 2);
-    if (s.bind_input(0, in.bytes(), in.size_bytes()) != ember::status::ok) {
-        state.SkipWithError("bind_input failed");
-        return;
-    }
+    if (!ember::bench::bind_first_input(state, s, random_tensor({m, k}, 2))) return;
     // peak_% is computed here, over this thread's CPU time (what GFLOP/s is divided by): a rate
     // counter would print it as "%/s".
     const double t0 = thread_cpu_seconds();

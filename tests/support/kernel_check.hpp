@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // Helpers for the kernel tests: aligned buffers, random data, the epilogue activations in double
-// (the oracle), and closeness checks that name the first bad element.
+// (the oracle). Closeness checks: check.hpp's check_close.
 #pragma once
 
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -15,16 +14,15 @@
 
 #include <ember/ember.hpp>
 
+#include "support/check.hpp"
+
 namespace ember::test {
 
 using aligned_floats = std::vector<float, xsimd::aligned_allocator<float, 64>>;
 
+/// n values uniform in [lo, hi) (check.hpp's random_f32, as a vector).
 inline std::vector<float> random_floats(std::size_t n, std::uint32_t seed, float lo = -1.0f, float hi = 1.0f) {
-    std::mt19937 rng(seed);
-    std::uniform_real_distribution<float> dist(lo, hi);
-    std::vector<float> v(n);
-    for (float& x : v) x = dist(rng);
-    return v;
+    return values_f32(random_f32(shape{static_cast<std::int64_t>(n)}, seed, lo, hi));
 }
 
 inline double apply_activation(const kernels::activation_spec& a, double x) {
@@ -41,17 +39,6 @@ inline double apply_activation(const kernels::activation_spec& a, double x) {
         case activation::none: break;
     }
     return x;
-}
-
-inline void expect_close(const std::vector<float>& actual, const std::vector<float>& expected, float atol, float rtol) {
-    REQUIRE(actual.size() == expected.size());
-    for (std::size_t i = 0; i < actual.size(); ++i) {
-        const float e = expected[i], a = actual[i];
-        if (!(std::fabs(a - e) <= atol + rtol * std::fabs(e))) {
-            FAIL_CHECK("element " << i << ": got " << a << ", expected " << e);
-            return;
-        }
-    }
 }
 
 inline std::string table_names() {

@@ -44,8 +44,9 @@ struct conv {
     };
 
     /// Checks the inputs and computes the geometry; shared by infer() and bind().
-    static status plan(const attributes& a, infer_context& ctx, args& g) {
-        if (status s = ctx.expect_inputs(2, 3); s != status::ok) return s;
+    /// FusedConv passes max_inputs = 4 (its residual Z comes last).
+    static status plan(const attributes& a, infer_context& ctx, args& g, std::size_t max_inputs = 3) {
+        if (status s = ctx.expect_inputs(2, max_inputs); s != status::ok) return s;
         for (std::size_t i = 0; i < ctx.input_count(); ++i)
             if (ctx.has_input(i))
                 if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;

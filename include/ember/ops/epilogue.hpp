@@ -13,24 +13,19 @@
 #include <string_view>
 
 #include "ember/config.hpp"
+#include "ember/kernels/activation.hpp"
 #include "ember/runtime/executor.hpp"
 
 EMBER_NAMESPACE_BEGIN
 namespace ops {
 
-/// The activation at the end of a fused op. Its name (activation_name) is the value of the fused
-/// ops' `activation` attribute.
-enum class activation : std::uint8_t {
-    none,          ///< y = x
-    relu,          ///< max(x, 0); NaN passes
-    clip,          ///< min(max(x, alpha), beta); NaN stays NaN, alpha > beta gives beta
-    leaky_relu,    ///< x >= 0 ? x : alpha * x
-    hard_sigmoid,  ///< max(0, min(1, alpha * x + beta))
-    hard_swish,    ///< x * max(0, min(1, x / 6 + 1/2))
-    sigmoid,       ///< 1 / (1 + e^-x)
-    silu,          ///< x * sigmoid(x) (SiLU, Swish)
-    gelu,          ///< x / 2 * (1 + erf(x / sqrt(2))) (GELU, the exact erf form)
-};
+/// The activation at the end of a fused op: the fast kernels' enum (kernels/activation.hpp), so
+/// the two never drift. Its name (activation_name) is the value of the fused ops' `activation`
+/// attribute. none: y = x; relu: max(x, 0), NaN passes; clip: min(max(x, alpha), beta), NaN stays
+/// NaN, alpha > beta gives beta; leaky_relu: x >= 0 ? x : alpha * x; hard_sigmoid: max(0, min(1,
+/// alpha * x + beta)); hard_swish: x * max(0, min(1, x / 6 + 1/2)); sigmoid: 1 / (1 + e^-x); silu:
+/// x * sigmoid(x); gelu: x / 2 * (1 + erf(x / sqrt(2))), the exact erf form.
+using kernels::activation;
 
 /// The parameters of an activation; unused ones are ignored.
 struct activation_params {

@@ -92,20 +92,30 @@ inline std::size_t fast_gemm_workspace(const kernel_context& k, bool pack_a_at_r
     return static_cast<std::size_t>(k.table->gemm_workspace_floats(pack_a_at_run, pack_b_at_run)) * sizeof(float) * k.slots;
 }
 
-/// Packs a constant (rows x cols) matrix stored with strides (rs, cs) as GEMM's B operand into a
-/// plan-owned buffer; null after failing.
-inline const float* pack_constant_b(bind_context& ctx, const float* data, std::int64_t k, std::int64_t n, std::int64_t rs, std::int64_t cs) {
-    const kernel_context& kc = *ctx.kernels();
-    float* dst = ctx.packed_buffer(static_cast<std::size_t>(kc.table->packed_b_floats(k, n)));
-    if (dst) kc.table->pack_gemm_b(kernels::strided_matrix{data, rs, cs}, k, n, dst);
-    return dst;
-}
-
-inline const float* pack_constant_a(bind_context& ctx, const float* data, std::int64_t m, std::int64_t k, std::int64_t rs, std::int64_t cs) {
-    const kernel_context& kc = *ctx.kernels();
-    float* dst = ctx.packed_buffer(static_cast<std::size_t>(kernels::packed_a_floats(m, k)));
-    if (dst) kc.table->pack_gemm_a(kernels::strided_matrix{data, rs, cs}, m, k, dst);
-    return dst;
+/// Emits the fast GEMM step of a node whose inputs 0 and 1 are A and B and output 0 is C, with
+/// f's geometry and epilogue filled in: constant B (and A, when pack_a) are packed once into
+/// plan-owned buffers; the rest is packed per block at run time. The choice must match the
+/// workspace asked for (fast_gemm_workspace).
+inline status emit_fast_gemm(bind_context& ctx, fast_gemm_args f, bool pack_a, bool pack_b) {
+    const kernel_context& k = *ctx.kernels();
+    f.a = ctx.input(0);
+    f.b = ctx.input(1);
+    f.c = ctx.output(0);
+    f.workspace = ctx.workspace();
+    if (pack_b) {
+        float* dst = ctx.packed_buffer(static_cast<std::size_t>(k.table->packed_b_floats(f.k, f.n)));
+        if (!dst) return status::out_of_memory;
+        k.table->pack_gemm_b(kernels::strided_matrix{ctx.input_constant(1)->data<float>(), f.b_rs, f.b_cs}, f.k, f.n, dst);
+        f.packed_b = dst;
+    }
+    if (pack_a) {
+        float* dst = ctx.packed_buffer(static_cast<std::size_t>(kernels::packed_a_floats(f.m, f.k)));
+        if (!dst) return status::out_of_memory;
+        k.table->pack_gemm_a(kernels::strided_matrix{ctx.input_constant(0)->data<float>(), f.a_rs, f.a_cs}, f.m, f.k, dst);
+        f.packed_a = dst;
+    }
+    ctx.emit(&fast_gemm_kernel, f);
+    return status::ok;
 }
 
 } // namespace ops

@@ -76,21 +76,9 @@ inline status expect_float_inputs(infer_context& ctx) {
     return status::ok;
 }
 
-/// The fast kernels' form of an epilogue (kernels/activation.hpp): the same activations, in
-/// the same order, as ops/epilogue.hpp.
-#define EMBER_DETAIL_SAME_ACTIVATION(name) static_assert(static_cast<int>(activation::name) == static_cast<int>(kernels::activation::name))
-EMBER_DETAIL_SAME_ACTIVATION(none);
-EMBER_DETAIL_SAME_ACTIVATION(relu);
-EMBER_DETAIL_SAME_ACTIVATION(clip);
-EMBER_DETAIL_SAME_ACTIVATION(leaky_relu);
-EMBER_DETAIL_SAME_ACTIVATION(hard_sigmoid);
-EMBER_DETAIL_SAME_ACTIVATION(hard_swish);
-EMBER_DETAIL_SAME_ACTIVATION(sigmoid);
-EMBER_DETAIL_SAME_ACTIVATION(silu);
-EMBER_DETAIL_SAME_ACTIVATION(gelu);
-#undef EMBER_DETAIL_SAME_ACTIVATION
+/// The fast kernels' form of an epilogue (kernels/activation.hpp).
 inline kernels::activation_spec fast_activation(activation kind, const activation_params& p) noexcept {
-    return kernels::activation_spec{static_cast<kernels::activation>(kind), p.alpha, p.beta};
+    return kernels::activation_spec{kind, p.alpha, p.beta};
 }
 
 } // namespace fused_detail
@@ -114,18 +102,8 @@ struct fused_conv {
 
     /// Checks the inputs and fills the geometry and the epilogue; shared by infer() and bind().
     static status plan(const attributes& a, infer_context& ctx, args& g, shape& out) {
-        if (status s = ctx.expect_inputs(2, 4); s != status::ok) return s;
-        if (status s = fused_detail::expect_float_inputs(ctx); s != status::ok) return s;
-        const shape& x = ctx.input_shape(0);
-        const shape& w = ctx.input_shape(1);
-        const shape* b = ctx.has_input(2) ? &ctx.input_shape(2) : nullptr;
-        const window_spec spec{a.auto_pad, a.pads, a.strides, a.dilations, false};
-        if (status s = plan_conv_window(ctx, x, w, b, a.group, a.kernel_shape, spec, "X", "W", g.base.geo); s != status::ok) return s;
-        g.base.batch = x[0];
-        g.base.in_channels = w[1];
-        g.base.out_channels = w[0];
-        g.base.group = a.group;
-        out = window_output_shape(x, w[0], g.base.geo);
+        if (status s = conv::plan(a, ctx, g.base, 4); s != status::ok) return s;
+        out = window_output_shape(ctx.input_shape(0), g.base.out_channels, g.base.geo);
         if (status s = fused_detail::expect_residual(ctx, 3, out); s != status::ok) return s;
         return fused_detail::read_epilogue(a, ctx, g.act, g.params);
     }
@@ -202,25 +180,12 @@ struct fused_gemm {
 
     // Gemm's checks (ops/gemm.hpp), with the residual as input 3.
     static status plan(const attributes& a, infer_context& ctx, args& g, shape& out) {
-        if (status s = ctx.expect_inputs(2, 4); s != status::ok) return s;
-        if (status s = fused_detail::expect_float_inputs(ctx); s != status::ok) return s;
-        const shape& lhs = ctx.input_shape(0);
-        const shape& rhs = ctx.input_shape(1);
-        if (lhs.rank() != 2 || rhs.rank() != 2) return ctx.fail(status::shape_mismatch, "A and B must be matrices, got {} and {}", lhs, rhs);
-        const std::int64_t k_lhs = a.trans_a ? lhs[0] : lhs[1];
-        const std::int64_t k_rhs = a.trans_b ? rhs[1] : rhs[0];
-        if (k_lhs != k_rhs) return ctx.fail(status::shape_mismatch, "inner dimensions differ: {} vs {} ({} x {})", k_lhs, k_rhs, lhs, rhs);
-        out = shape{a.trans_a ? lhs[1] : lhs[0], a.trans_b ? rhs[0] : rhs[1]};
-        if (ctx.has_input(2)) {
-            shape joint;
-            if (ctx.input_shape(2).rank() > 2 || !broadcast_shapes(ctx.input_shape(2), out, joint) || joint != out)
-                return ctx.fail(status::shape_mismatch, "C of shape {} does not broadcast to {}", ctx.input_shape(2), out);
-        }
+        if (status s = gemm::check_shapes(a, ctx, out, 4); s != status::ok) return s;
         if (status s = fused_detail::expect_residual(ctx, 3, out); s != status::ok) return s;
         g.base.attrs = a;
         g.base.m = out[0];
         g.base.n = out[1];
-        g.base.k = k_lhs;
+        g.base.k = a.trans_a ? ctx.input_shape(0)[0] : ctx.input_shape(0)[1];
         return fused_detail::read_epilogue(a, ctx, g.act, g.params);
     }
 
@@ -263,18 +228,9 @@ struct fused_gemm {
         if (g.has_z) g.z = ctx.input(3);
         fast_gemm_args f;
         if (fast_plan(a, ctx, g, f)) {
-            f.a = ctx.input(0);
-            f.b = ctx.input(1);
-            f.c = ctx.output(0);
-            f.workspace = ctx.workspace();
-            if (const tensor* w = ctx.input_constant(1))
-                if (!(f.packed_b = pack_constant_b(ctx, w->data<float>(), f.k, f.n, f.b_rs, f.b_cs))) return status::out_of_memory;
-            if (const tensor* w = ctx.input_constant(0))
-                if (!(f.packed_a = pack_constant_a(ctx, w->data<float>(), f.m, f.k, f.a_rs, f.a_cs))) return status::out_of_memory;
             if (f.post.has_bias) f.post.bias = ctx.input(2);
             if (f.post.has_residual) f.post.residual = ctx.has_input(3) ? ctx.input(3) : ctx.input(2);
-            ctx.emit(&fast_gemm_kernel, f);
-            return status::ok;
+            return emit_fast_gemm(ctx, f, ctx.input_constant(0) != nullptr, ctx.input_constant(1) != nullptr);
         }
         ctx.emit(&kernel, g);
         return status::ok;
@@ -368,16 +324,9 @@ struct fused_matmul {
         if (g.has_z) g.z = ctx.input(3);
         fast_gemm_args f;
         if (fast_plan(ctx, g, f)) {
-            f.a = ctx.input(0);
-            f.b = ctx.input(1);
-            f.c = ctx.output(0);
-            f.workspace = ctx.workspace();
-            if (matmul::prepacks_b(ctx, f))
-                if (!(f.packed_b = pack_constant_b(ctx, ctx.input_constant(1)->data<float>(), f.k, f.n, f.b_rs, f.b_cs))) return status::out_of_memory;
             f.post.bias = g.bias;
             f.post.residual = g.z;
-            ctx.emit(&fast_gemm_kernel, f);
-            return status::ok;
+            return emit_fast_gemm(ctx, f, false, matmul::prepacks_b(ctx, f));
         }
         ctx.emit(&kernel, g);
         return status::ok;

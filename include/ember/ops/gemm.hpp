@@ -36,8 +36,10 @@ struct gemm {
         attributes attrs;
     };
 
-    static status infer(const attributes& a, infer_context& ctx) {
-        if (status s = ctx.expect_inputs(2, 3); s != status::ok) return s;
+    /// Checks the inputs and gives the output shape; FusedGemm passes max_inputs = 4 (its
+    /// residual Z comes last).
+    static status check_shapes(const attributes& a, infer_context& ctx, shape& out, std::size_t max_inputs = 3) {
+        if (status s = ctx.expect_inputs(2, max_inputs); s != status::ok) return s;
         for (std::size_t i = 0; i < ctx.input_count(); ++i)
             if (ctx.has_input(i))
                 if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;
@@ -49,12 +51,18 @@ struct gemm {
         const std::int64_t k_rhs = a.trans_b ? rhs[1] : rhs[0];
         if (k_lhs != k_rhs)
             return ctx.fail(status::shape_mismatch, "inner dimensions differ: {} vs {} ({} x {})", k_lhs, k_rhs, lhs, rhs);
-        const shape out{a.trans_a ? lhs[1] : lhs[0], a.trans_b ? rhs[0] : rhs[1]};
+        out = shape{a.trans_a ? lhs[1] : lhs[0], a.trans_b ? rhs[0] : rhs[1]};
         if (ctx.has_input(2)) {
             shape joint;
             if (ctx.input_shape(2).rank() > 2 || !broadcast_shapes(ctx.input_shape(2), out, joint) || joint != out)
                 return ctx.fail(status::shape_mismatch, "C of shape {} does not broadcast to {}", ctx.input_shape(2), out);
         }
+        return status::ok;
+    }
+
+    static status infer(const attributes& a, infer_context& ctx) {
+        shape out;
+        if (status s = check_shapes(a, ctx, out); s != status::ok) return s;
         ctx.set_output(0, dtype::float32, out);
         return status::ok;
     }
@@ -132,18 +140,9 @@ struct gemm {
     static status bind(const attributes& a, bind_context& ctx) {
         fast_gemm_args f;
         if (fast_plan(a, ctx, &f)) {
-            f.a = ctx.input(0);
-            f.b = ctx.input(1);
-            f.c = ctx.output(0);
-            f.workspace = ctx.workspace();
-            if (const tensor* w = ctx.input_constant(1))
-                if (!(f.packed_b = pack_constant_b(ctx, w->data<float>(), f.k, f.n, f.b_rs, f.b_cs))) return status::out_of_memory;
-            if (const tensor* w = ctx.input_constant(0))
-                if (!(f.packed_a = pack_constant_a(ctx, w->data<float>(), f.m, f.k, f.a_rs, f.a_cs))) return status::out_of_memory;
             if (f.post.has_bias) f.post.bias = ctx.input(2);
             if (f.post.has_residual) f.post.residual = ctx.input(2);
-            ctx.emit(&fast_gemm_kernel, f);
-            return status::ok;
+            return emit_fast_gemm(ctx, f, ctx.input_constant(0) != nullptr, ctx.input_constant(1) != nullptr);
         }
         args g;
         g.a = ctx.input(0);

@@ -168,16 +168,7 @@ struct matmul {
 
     static status bind(const attributes&, bind_context& ctx) {
         fast_gemm_args f;
-        if (fast_plan(ctx, f)) {
-            f.a = ctx.input(0);
-            f.b = ctx.input(1);
-            f.c = ctx.output(0);
-            f.workspace = ctx.workspace();
-            if (prepacks_b(ctx, f))
-                if (!(f.packed_b = pack_constant_b(ctx, ctx.input_constant(1)->data<float>(), f.k, f.n, f.b_rs, f.b_cs))) return status::out_of_memory;
-            ctx.emit(&fast_gemm_kernel, f);
-            return status::ok;
-        }
+        if (fast_plan(ctx, f)) return emit_fast_gemm(ctx, f, false, prepacks_b(ctx, f));
         args g;
         g.a = ctx.input(0);
         g.b = ctx.input(1);

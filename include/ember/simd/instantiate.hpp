@@ -28,7 +28,6 @@ template <class Arch>
 const kernel_table& kernel_table_for() noexcept {
     static constexpr kernel_table table{
         short_name<Arch>(),
-        xsimd::batch<float, Arch>::size,
         &kernels::packed_b_floats<Arch>,
         &kernels::gemm_workspace_floats<Arch>,
         &kernels::pack_gemm_a<Arch>,

@@ -29,7 +29,6 @@ namespace simd {
 
 struct kernel_table {
     std::string_view name;  ///< short_name<Arch>(): "avx512", "avx2", "sse2", "neon"
-    std::size_t vector_floats = 0;
     // GEMM (kernels/gemm_f32.hpp)
     std::int64_t (*packed_b_floats)(std::int64_t k, std::int64_t n) noexcept = nullptr;
     std::int64_t (*gemm_workspace_floats)(bool pack_a_at_run, bool pack_b_at_run) noexcept = nullptr;

@@ -114,7 +114,7 @@ struct conv {
         kernels::conv_source src;  // geometry; x is set per image and group at run time
         bool pointwise = false;    // 1x1, stride 1, no padding: B is the input itself
         bool depthwise = false;    // one input and one output channel per group: dwconv_f32
-        std::int64_t out_h = 0;
+        kernels::dwconv_f32_problem depthwise_geometry;
         std::int64_t slots = 1;
     };
 
@@ -134,8 +134,8 @@ struct conv {
             f->src.in_w = G.in[2];
             f->src.out_w = G.out[2];
             f->out_size = G.out[1] * G.out[2];
-            f->out_h = G.out[1];
             f->depthwise = g.group > 1 && g.in_channels == 1 && g.out_channels == g.group;
+            if (f->depthwise) f->depthwise_geometry = plane_geometry(G, g.batch * g.group, g.group);
             f->src.kh = G.kernel[1];
             f->src.kw = G.kernel[2];
             f->src.stride_h = G.stride[1];
@@ -165,7 +165,7 @@ struct conv {
 
     static void depthwise_kernel(const void* p, const run_context& ctx) noexcept {
         const auto& f = *static_cast<const fast_args*>(p);
-        kernels::dwconv_f32_problem d;
+        kernels::dwconv_f32_problem d = f.depthwise_geometry;
         d.x = ctx.at<const float>(f.x);
         d.w = ctx.at<const float>(f.w);
         d.y = ctx.at<float>(f.y);
@@ -173,20 +173,6 @@ struct conv {
         d.bias = post.bias;
         d.residual = post.residual;
         d.act = post.act;
-        d.planes = f.batch * f.group;
-        d.channels = f.group;
-        d.in_h = f.src.in_h;
-        d.in_w = f.src.in_w;
-        d.out_h = f.out_h;
-        d.out_w = f.src.out_w;
-        d.kh = f.src.kh;
-        d.kw = f.src.kw;
-        d.stride_h = f.src.stride_h;
-        d.stride_w = f.src.stride_w;
-        d.pad_h = f.src.pad_h;
-        d.pad_w = f.src.pad_w;
-        d.dil_h = f.src.dil_h;
-        d.dil_w = f.src.dil_w;
         f.table->dwconv_f32(d, ctx.exec);
     }
 

@@ -10,6 +10,7 @@
 #include "ember/kernels/activation.hpp"
 #include "ember/kernels/gemm_f32.hpp"
 #include "ember/ops/op_support.hpp"
+#include "ember/ops/window.hpp"
 
 EMBER_NAMESPACE_BEGIN
 namespace ops {
@@ -43,6 +44,41 @@ struct fast_gemm_args {
     std::int64_t slots = 1;
 };
 
+/// Element offsets of batch index `batch` into A and B, through the broadcast batch dims of g
+/// (MatMul's args or fast_gemm_args: both name them batch_rank, batch_dims, a/b_batch_strides).
+template <class Batched>
+inline void batch_offsets(const Batched& g, std::int64_t batch, std::int64_t& a_off, std::int64_t& b_off) noexcept {
+    a_off = 0;
+    b_off = 0;
+    for (std::size_t d = g.batch_rank; d-- > 0;) {
+        const std::int64_t idx = batch % g.batch_dims[d];
+        batch /= g.batch_dims[d];
+        a_off += idx * g.a_batch_strides[d];
+        b_off += idx * g.b_batch_strides[d];
+    }
+}
+
+/// A 1- or 2-D window's geometry (right-aligned in window_geometry) as the plane kernels take it
+/// (dwconv_f32, maxpool_f32); the pointers are set per run.
+inline kernels::dwconv_f32_problem plane_geometry(const window_geometry& G, std::int64_t planes, std::int64_t channels) noexcept {
+    kernels::dwconv_f32_problem d;
+    d.planes = planes;
+    d.channels = channels;
+    d.in_h = G.in[1];
+    d.in_w = G.in[2];
+    d.out_h = G.out[1];
+    d.out_w = G.out[2];
+    d.kh = G.kernel[1];
+    d.kw = G.kernel[2];
+    d.stride_h = G.stride[1];
+    d.stride_w = G.stride[2];
+    d.pad_h = G.pad_begin[1];
+    d.pad_w = G.pad_begin[2];
+    d.dil_h = G.dilation[1];
+    d.dil_w = G.dilation[2];
+    return d;
+}
+
 inline kernels::gemm_epilogue resolve_epilogue(const fast_epilogue& e, const run_context& ctx, std::int64_t ld_residual,
                                                std::int64_t residual_offset) noexcept {
     kernels::gemm_epilogue post;
@@ -65,13 +101,8 @@ inline void fast_gemm_kernel(const void* p, const run_context& ctx) noexcept {
     float* C = ctx.at<float>(g.c);
     float* ws = ctx.at<float>(g.workspace);
     for (std::int64_t batch = 0; batch < g.batch_count; ++batch) {
-        std::int64_t a_off = 0, b_off = 0, rest = batch;
-        for (std::size_t d = g.batch_rank; d-- > 0;) {
-            const std::int64_t idx = rest % g.batch_dims[d];
-            rest /= g.batch_dims[d];
-            a_off += idx * g.a_batch_strides[d];
-            b_off += idx * g.b_batch_strides[d];
-        }
+        std::int64_t a_off = 0, b_off = 0;
+        batch_offsets(g, batch, a_off, b_off);
         kernels::gemm_f32_problem pr;
         pr.m = g.m;
         pr.n = g.n;

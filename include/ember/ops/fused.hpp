@@ -76,6 +76,16 @@ inline status expect_float_inputs(infer_context& ctx) {
     return status::ok;
 }
 
+/// A fused op's infer(): its plan() gives the float32 output's shape.
+template <class Op>
+status infer(const typename Op::attributes& a, infer_context& ctx) {
+    typename Op::args g;
+    shape out;
+    if (status s = Op::plan(a, ctx, g, out); s != status::ok) return s;
+    ctx.set_output(0, dtype::float32, out);
+    return status::ok;
+}
+
 /// The fast kernels' form of an epilogue (kernels/activation.hpp).
 inline kernels::activation_spec fast_activation(activation kind, const activation_params& p) noexcept {
     return kernels::activation_spec{kind, p.alpha, p.beta};
@@ -108,13 +118,7 @@ struct fused_conv {
         return fused_detail::read_epilogue(a, ctx, g.act, g.params);
     }
 
-    static status infer(const attributes& a, infer_context& ctx) {
-        args g;
-        shape out;
-        if (status s = plan(a, ctx, g, out); s != status::ok) return s;
-        ctx.set_output(0, dtype::float32, out);
-        return status::ok;
-    }
+    static status infer(const attributes& a, infer_context& ctx) { return fused_detail::infer<fused_conv>(a, ctx); }
 
     // The definition: Conv's reference into y, then y = act(y + z) in place.
     static void reference(const args& g, const float* x, const float* w, const float* b, const float* z, float* y, const executor* ex) noexcept {
@@ -189,13 +193,7 @@ struct fused_gemm {
         return fused_detail::read_epilogue(a, ctx, g.act, g.params);
     }
 
-    static status infer(const attributes& a, infer_context& ctx) {
-        args g;
-        shape out;
-        if (status s = plan(a, ctx, g, out); s != status::ok) return s;
-        ctx.set_output(0, dtype::float32, out);
-        return status::ok;
-    }
+    static status infer(const attributes& a, infer_context& ctx) { return fused_detail::infer<fused_gemm>(a, ctx); }
 
     // The definition: Gemm's reference into Y, then Y = act(Y + Z) in place.
     static void reference(const args& g, const float* A, const float* B, const float* C, const float* Z, float* Y, const executor* ex) noexcept {
@@ -290,13 +288,7 @@ struct fused_matmul {
         return fused_detail::read_epilogue(a, ctx, g.act, g.params);
     }
 
-    static status infer(const attributes& a, infer_context& ctx) {
-        args g;
-        shape out;
-        if (status s = plan(a, ctx, g, out); s != status::ok) return s;
-        ctx.set_output(0, dtype::float32, out);
-        return status::ok;
-    }
+    static status infer(const attributes& a, infer_context& ctx) { return fused_detail::infer<fused_matmul>(a, ctx); }
 
     // The definition: MatMul's reference into Y, then Y = act(Y + bias + Z) in place.
     static void reference(const args& g, const float* A, const float* B, const float* bias, const float* Z, float* Y, const executor* ex) noexcept {

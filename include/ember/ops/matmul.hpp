@@ -97,13 +97,8 @@ struct matmul {
         parallel_for(ex, static_cast<std::size_t>(g.batch_count * M), [&](std::size_t begin, std::size_t end) {
             for (auto row = static_cast<std::int64_t>(begin); row < static_cast<std::int64_t>(end); ++row) {
                 const std::int64_t batch = row / M, i = row % M;
-                std::int64_t a_off = 0, b_off = 0, rest = batch;
-                for (std::size_t d = g.batch_rank; d-- > 0;) {
-                    const std::int64_t idx = rest % g.batch_dims[d];
-                    rest /= g.batch_dims[d];
-                    a_off += idx * g.a_batch_strides[d];
-                    b_off += idx * g.b_batch_strides[d];
-                }
+                std::int64_t a_off = 0, b_off = 0;
+                batch_offsets(g, batch, a_off, b_off);
                 const float* a = A + a_off + i * K;
                 const float* b = B + b_off;
                 float* y = Y + row * N;

@@ -13,6 +13,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "ember/ops/fast_gemm.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/window.hpp"
 
@@ -146,21 +147,7 @@ struct max_pool {
             f.table = ctx.kernels()->table;
             f.x = ctx.input(0);
             f.y = ctx.output(0);
-            kernels::dwconv_f32_problem& d = f.geometry;
-            d.planes = g.planes;
-            d.channels = 1;
-            d.in_h = G.in[1];
-            d.in_w = G.in[2];
-            d.out_h = G.out[1];
-            d.out_w = G.out[2];
-            d.kh = G.kernel[1];
-            d.kw = G.kernel[2];
-            d.stride_h = G.stride[1];
-            d.stride_w = G.stride[2];
-            d.pad_h = G.pad_begin[1];
-            d.pad_w = G.pad_begin[2];
-            d.dil_h = G.dilation[1];
-            d.dil_w = G.dilation[2];
+            f.geometry = plane_geometry(G, g.planes, 1);
             ctx.emit(&fast_kernel, f);
             return status::ok;
         }

@@ -38,11 +38,13 @@ inline std::optional<plan> compile_single_thread(benchmark::State& state, result
     return std::move(*p);
 }
 
-/// Binds input 0; false (benchmark skipped) when the plan does not take it.
+/// Binds input 0 to `in`, which the session reads in place: it must outlive the runs. False
+/// (benchmark skipped) when the plan does not take it.
 inline bool bind_first_input(benchmark::State& state, session& s, const tensor& in) {
     if (s.bind_input(0, in.bytes(), in.size_bytes()) == status::ok) return true;
     state.SkipWithError("bind_input failed");
     return false;
 }
+bool bind_first_input(benchmark::State&, session&, tensor&&) = delete;  // a temporary would dangle
 
 } // namespace ember::bench

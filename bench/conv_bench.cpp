@@ -41,7 +41,8 @@ void BM_conv_f32(benchmark::State& state, conv_shape cs) {
     std::optional<ember::plan> p = ember::bench::compile_single_thread(state, std::move(b).build());
     if (!p) return;
     ember::session s(*p);
-    if (!ember::bench::bind_first_input(state, s, random_tensor({cs.n, cs.c, cs.h, cs.w}, 3))) return;
+    const ember::tensor x_value = random_tensor({cs.n, cs.c, cs.h, cs.w}, 3);
+    if (!ember::bench::bind_first_input(state, s, x_value)) return;
     for (auto _ : state) benchmark::DoNotOptimize(s.run());
     const double macs = double(cs.n * cs.m * oh * ow) * double(cs.c / cs.group * cs.k * cs.k);
     state.counters["GFLOP/s"] = benchmark::Counter(2e-9 * macs, benchmark::Counter::kIsIterationInvariantRate);
@@ -56,10 +57,14 @@ BENCHMARK_CAPTURE(BM_conv_f32, r50_256x56x56_1x1_64, conv_shape{1, 256, 56, 56, 
 BENCHMARK_CAPTURE(BM_conv_f32, r50_64x56x56_1x1_256, conv_shape{1, 64, 56, 56, 256, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_conv_f32, r50_128x28x28_3x3_128, conv_shape{1, 128, 28, 28, 128, 3})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_conv_f32, r50_512x7x7_3x3_512, conv_shape{1, 512, 7, 7, 512, 3})->Unit(benchmark::kMillisecond);
-// MobileNetV2: depthwise 3x3 at three sizes, and a 1x1 projection.
+// MobileNetV2: depthwise 3x3 at four sizes and stride 2, and a 1x1 projection; EfficientNet-B0's
+// depthwise 5x5 stride 2.
 BENCHMARK_CAPTURE(BM_conv_f32, mv2_dw_32x112x112_3x3, conv_shape{1, 32, 112, 112, 32, 3, 1, 32})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_conv_f32, mv2_dw_144x56x56_3x3, conv_shape{1, 144, 56, 56, 144, 3, 1, 144})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_conv_f32, mv2_dw_960x7x7_3x3, conv_shape{1, 960, 7, 7, 960, 3, 1, 960})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_conv_f32, mv2_dw_96x112x112_3x3s2, conv_shape{1, 96, 112, 112, 96, 3, 2, 96})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_conv_f32, mv2_dw_576x14x14_3x3, conv_shape{1, 576, 14, 14, 576, 3, 1, 576})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_conv_f32, mv2_96x56x56_1x1_24, conv_shape{1, 96, 56, 56, 24, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_conv_f32, effb0_dw_144x56x56_5x5s2, conv_shape{1, 144, 56, 56, 144, 5, 2, 144})->Unit(benchmark::kMillisecond);
 
 BENCHMARK_MAIN();

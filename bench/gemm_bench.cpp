@@ -42,7 +42,8 @@ void BM_gemm_f32(benchmark::State& state) {
     std::optional<ember::plan> p = ember::bench::compile_single_thread(state, std::move(b).build());
     if (!p) return;
     ember::session s(*p);
-    if (!ember::bench::bind_first_input(state, s, random_tensor({m, k}, 2))) return;
+    const ember::tensor a_value = random_tensor({m, k}, 2);
+    if (!ember::bench::bind_first_input(state, s, a_value)) return;
     // peak_% is computed here, over this thread's CPU time (what GFLOP/s is divided by): a rate
     // counter would print it as "%/s".
     const double t0 = thread_cpu_seconds();

@@ -1,14 +1,26 @@
 // SPDX-License-Identifier: Apache-2.0
 // Depthwise convolution (one filter per channel, NCHW) and max pooling over xsimd, with the conv epilogue
-// act(y + bias + residual). Each output row: the columns whose whole window lies inside the
-// input run as vectors (lane l = output column ow + l), the few at the borders as scalars. Planes
-// (image, channel) are split over the executor; each is summed in a fixed order, so the bits do
-// not depend on the thread count.
+// act(y + bias + residual). Planes (image, channel) are split over the executor; each is summed in
+// a fixed order, so the bits do not depend on the thread count.
+//
+// The padded path (the one that runs when its workspace is given, unless rows are wide and the
+// stride 1, where the row path is as fast without the copies): each plane is first copied
+// into a padded buffer (zeros, or -inf for max pooling) split into stride_h x stride_w phase
+// planes, phase (a, b) holding the padded input's rows a, a + sh, ... and columns b, b + sw, ....
+// Tap (r, q) of output (oh, ow) is then element (oh + r*dh/sh, ow + q*dw/sw) of phase
+// (r*dh % sh, q*dw % sw), and with a phase row as wide as an output row plus the taps' reach
+// (wq), the whole plane is one 1-D convolution over the flattened index oh * wq + ow: every
+// output, borders, narrow 7x7 rows and strided windows included, is a full vector lane with
+// contiguous loads. The wq - out_w extra columns per row are computed and dropped when the result
+// is copied out. The row path (no workspace, or a plane too large for it): the columns whose
+// whole window lies inside the input run as vectors, the few at the borders as scalars.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -143,24 +155,191 @@ void plane(const dwconv_f32_problem& p, std::int64_t index, const Act& act) noex
     }
 }
 
-} // namespace dwconv_detail
+/// Where the padded path puts a plane: phase planes of hq x wq floats (plus slack for the last
+/// vector's overrun), then the flattened output of out_h x wq floats.
+struct padded_layout {
+    std::int64_t hq = 0, wq = 0, phase_floats = 0, phases = 0, out_floats = 0;
+    std::int64_t slot_floats = 0;  // 0: the padded path does not apply
+};
 
+constexpr std::int64_t padded_slack = 64;  // one step of 4 vectors of the widest arch
+constexpr std::int64_t padded_max_taps = 64;  // kernels up to 8x8
+constexpr std::int64_t padded_max_slot_floats = std::int64_t(1) << 20;  // 4 MiB a slot; larger planes take the row path
+
+inline padded_layout layout_of(const dwconv_f32_problem& p) noexcept {
+    padded_layout l;
+    if (p.kh * p.kw > padded_max_taps || p.stride_h < 1 || p.stride_w < 1 || p.out_h < 1 || p.out_w < 1) return l;
+    const std::int64_t reach_h = (p.kh - 1) * p.dil_h / p.stride_h, reach_w = (p.kw - 1) * p.dil_w / p.stride_w;
+    l.hq = p.out_h + reach_h;
+    l.wq = p.out_w + reach_w;
+    l.phases = p.stride_h * p.stride_w;
+    const auto round16 = [](std::int64_t n) { return (n + 15) / 16 * 16; };  // keeps each part 64-byte aligned
+    l.phase_floats = round16(l.hq * l.wq + reach_w + padded_slack);  // the last step reads past row hq - 1 by reach_w + 4 vectors
+    l.out_floats = round16(p.out_h * l.wq + padded_slack);
+    const std::int64_t total = l.phases * l.phase_floats + l.out_floats;
+    if (l.phases > 16 || total > padded_max_slot_floats) return l;
+    l.slot_floats = total;
+    return l;
+}
+
+// Lane orders for a batch's even-indexed elements first (and then the odd ones).
+struct evens_first {
+    static constexpr unsigned get(unsigned i, unsigned n) noexcept { return i < n / 2 ? 2 * i : 2 * (i - n / 2) + 1; }
+};
+
+// dst[j] = src[2 j] for j in [begin, end), reading src[2 begin, 2 end - 1) only, as vectors where it
+// can: each vector step writes W / 2 floats past what it fills, which the next step (or the
+// caller's fill after the last one) overwrites.
 template <class Arch>
-void dwconv_f32(const dwconv_f32_problem& p, const executor* ex) noexcept {
-    visit_activation(p.act, [&](auto act) {
+void take_evens(const float* src, float* dst, std::int64_t begin, std::int64_t end) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    constexpr auto order = xsimd::make_batch_constant<xsimd::batch<std::uint32_t, Arch>, evens_first>();
+    std::int64_t j = begin;
+    for (; j + W < end; j += W) {  // reads src[2j, 2j + 2W), all below 2 (end - 1)
+        xsimd::swizzle(B::load_unaligned(src + 2 * j), order).store_unaligned(dst + j);
+        xsimd::swizzle(B::load_unaligned(src + 2 * j + W), order).store_unaligned(dst + j + W / 2);
+    }
+    for (; j < end; ++j) dst[j] = src[2 * j];
+}
+
+// Fills phase plane (a, b): element (i, j) = x[a + i*sh - pad_h][b + j*sw - pad_w], or pad
+// outside. The rows are filled in order, each left to right, then the slack: what a vector step
+// writes past its end is overwritten.
+template <class Arch>
+void fill_phase(const dwconv_f32_problem& p, const padded_layout& l, const float* x, std::int64_t a, std::int64_t b, float pad,
+                float* dst) noexcept {
+    // the j whose column is inside the input: 0 <= b + j*sw - pad_w < in_w
+    const std::int64_t first = p.pad_w > b ? (p.pad_w - b + p.stride_w - 1) / p.stride_w : 0;
+    std::int64_t end = p.in_w - 1 + p.pad_w - b < 0 ? 0 : (p.in_w - 1 + p.pad_w - b) / p.stride_w + 1;
+    if (end > l.wq) end = l.wq;
+    const std::int64_t j0 = first < end ? first : end;
+    for (std::int64_t i = 0; i < l.hq; ++i) {
+        float* row = dst + i * l.wq;
+        const std::int64_t ih = a + i * p.stride_h - p.pad_h;
+        if (ih < 0 || ih >= p.in_h || j0 == end) {
+            for (std::int64_t j = 0; j < l.wq; ++j) row[j] = pad;
+            continue;
+        }
+        const float* src = x + ih * p.in_w + b - p.pad_w;  // src[j * sw] is column j's value
+        for (std::int64_t j = 0; j < j0; ++j) row[j] = pad;
+        if (p.stride_w == 1)
+            std::memcpy(row + j0, src + j0, static_cast<std::size_t>(end - j0) * sizeof(float));
+        else if (p.stride_w == 2)
+            take_evens<Arch>(src, row, j0, end);
+        else
+            for (std::int64_t j = j0; j < end; ++j) row[j] = src[j * p.stride_w];
+        for (std::int64_t j = end; j < l.wq; ++j) row[j] = pad;
+    }
+    for (std::int64_t j = l.hq * l.wq; j < l.phase_floats; ++j) dst[j] = pad;
+}
+
+// One plane on the padded path, in the slot's workspace ws (layout l).
+template <class Arch, bool Max, class Act>
+void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t index, float* ws, const Act& act) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    static_assert(4 * W <= padded_slack, "the slack covers a 4-vector step");
+    const std::int64_t c = index % p.channels;
+    const float* x = p.x + index * p.in_h * p.in_w;
+    const float pad = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+    for (std::int64_t a = 0; a < p.stride_h; ++a)
+        for (std::int64_t b = 0; b < p.stride_w; ++b) fill_phase<Arch>(p, l, x, a, b, pad, ws + (a * p.stride_w + b) * l.phase_floats);
+    // the taps: where each starts in the phase planes, and its weight
+    const float* tap_at[padded_max_taps];
+    float tap_w[padded_max_taps];
+    const std::int64_t taps = p.kh * p.kw;
+    for (std::int64_t r = 0; r < p.kh; ++r)
+        for (std::int64_t q = 0; q < p.kw; ++q) {
+            const std::int64_t dr = r * p.dil_h, dq = q * p.dil_w;
+            const float* phase = ws + ((dr % p.stride_h) * p.stride_w + dq % p.stride_w) * l.phase_floats;
+            tap_at[r * p.kw + q] = phase + (dr / p.stride_h) * l.wq + dq / p.stride_w;
+            tap_w[r * p.kw + q] = Max ? 0.0f : p.w[c * taps + r * p.kw + q];
+        }
+    float* flat = ws + l.phases * l.phase_floats;
+    const std::int64_t n = p.out_h * l.wq;
+    for (std::int64_t o = 0; o < n; o += 4 * W) {  // the last step may run past n, into the slack
+        B acc0(pad), acc1(pad), acc2(pad), acc3(pad);
+        for (std::int64_t t = 0; t < taps; ++t) {
+            const float* src = tap_at[t] + o;
+            if constexpr (Max) {
+                acc0 = xsimd::max(acc0, B::load_unaligned(src));
+                acc1 = xsimd::max(acc1, B::load_unaligned(src + W));
+                acc2 = xsimd::max(acc2, B::load_unaligned(src + 2 * W));
+                acc3 = xsimd::max(acc3, B::load_unaligned(src + 3 * W));
+            } else {
+                const B wt(tap_w[t]);
+                acc0 = xsimd::fma(B::load_unaligned(src), wt, acc0);
+                acc1 = xsimd::fma(B::load_unaligned(src + W), wt, acc1);
+                acc2 = xsimd::fma(B::load_unaligned(src + 2 * W), wt, acc2);
+                acc3 = xsimd::fma(B::load_unaligned(src + 3 * W), wt, acc3);
+            }
+        }
+        acc0.store_aligned(flat + o);
+        acc1.store_aligned(flat + o + W);
+        acc2.store_aligned(flat + o + 2 * W);
+        acc3.store_aligned(flat + o + 3 * W);
+    }
+    // out: drop the wq - out_w extra columns of each row, add the bias, then act(y + residual)
+    float* y = p.y + index * p.out_h * p.out_w;
+    const float bias = !Max && p.bias ? p.bias[c] : 0.0f;
+    for (std::int64_t oh = 0; oh < p.out_h; ++oh) {
+        const float* src = flat + oh * l.wq;
+        float* dst = y + oh * p.out_w;
+        for (std::int64_t ow = 0; ow < p.out_w; ++ow) dst[ow] = src[ow] + bias;
+    }
+    const float* res = p.residual ? p.residual + index * p.out_h * p.out_w : nullptr;
+    if constexpr (!Max) {
+        if (res || !std::is_same_v<Act, identity_fn>) finish_row<Arch>(y, res, p.out_h * p.out_w, act);
+    }
+}
+
+template <class Arch, bool Max, class Act>
+void run_planes(const dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex, const Act& act) noexcept {
+    // Rows of 4 vectors or more at stride 1 run as fast on the row path, without the copies in and out.
+    using B = xsimd::batch<float, Arch>;
+    const bool wide_rows = p.stride_w == 1 && p.out_w >= 4 * static_cast<std::int64_t>(B::size);
+    const padded_layout l = workspace && !wide_rows ? layout_of(p) : padded_layout{};
+    if (l.slot_floats == 0) {
         parallel_for(ex, static_cast<std::size_t>(p.planes), [&](std::size_t begin, std::size_t end) noexcept {
-            for (std::size_t i = begin; i < end; ++i) dwconv_detail::plane<Arch, false>(p, static_cast<std::int64_t>(i), act);
+            for (std::size_t i = begin; i < end; ++i) plane<Arch, Max>(p, static_cast<std::int64_t>(i), act);
         });
+        return;
+    }
+    if (slots > p.planes) slots = p.planes;
+    if (slots < 1) slots = 1;
+    auto run_slot = [&](std::int64_t s) noexcept {
+        float* ws = workspace + s * l.slot_floats;
+        for (std::int64_t i = p.planes * s / slots, end = p.planes * (s + 1) / slots; i < end; ++i) padded_plane<Arch, Max>(p, l, i, ws, act);
+    };
+    if (slots == 1) {
+        run_slot(0);
+        return;
+    }
+    parallel_for(ex, static_cast<std::size_t>(slots), [&](std::size_t begin, std::size_t end) noexcept {
+        for (std::size_t s = begin; s < end; ++s) run_slot(static_cast<std::int64_t>(s));
     });
 }
 
-/// Max pooling, 2-D NCHW, over the same geometry (w, bias, residual and act unused; channels = 1
-/// is fine). Matches MaxPool's reference except for NaN (xsimd's max does not propagate it).
+} // namespace dwconv_detail
+
+/// Floats of workspace one slot needs for the padded path of p (0: p takes the row path, and the
+/// kernels need no workspace).
+inline std::int64_t dwconv_workspace_floats(const dwconv_f32_problem& p) noexcept { return dwconv_detail::layout_of(p).slot_floats; }
+
+/// Depthwise convolution on up to `slots` workers of ex. workspace: null, or slots *
+/// dwconv_workspace_floats(p) floats, 64-byte aligned (the padded path).
 template <class Arch>
-void maxpool_f32(const dwconv_f32_problem& p, const executor* ex) noexcept {
-    parallel_for(ex, static_cast<std::size_t>(p.planes), [&](std::size_t begin, std::size_t end) noexcept {
-        for (std::size_t i = begin; i < end; ++i) dwconv_detail::plane<Arch, true>(p, static_cast<std::int64_t>(i), identity_fn{});
-    });
+void dwconv_f32(const dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept {
+    visit_activation(p.act, [&](auto act) { dwconv_detail::run_planes<Arch, false>(p, workspace, slots, ex, act); });
+}
+
+/// Max pooling, 2-D NCHW, over the same geometry (w, bias, residual and act unused; channels = 1
+/// is fine) and the same workspace. Matches MaxPool's reference except for NaN (xsimd's max does
+/// not propagate it).
+template <class Arch>
+void maxpool_f32(const dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept {
+    dwconv_detail::run_planes<Arch, true>(p, workspace, slots, ex, identity_fn{});
 }
 
 } // namespace kernels

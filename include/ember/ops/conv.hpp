@@ -153,7 +153,8 @@ struct conv {
 
     static std::size_t fast_workspace(const args& g, const infer_context& ctx) noexcept {
         fast_args f;
-        if (!fast_plan(g, ctx, &f) || f.depthwise) return 0;
+        if (!fast_plan(g, ctx, &f)) return 0;
+        if (f.depthwise) return plane_workspace(*ctx.kernels(), f.depthwise_geometry);
         return fast_gemm_workspace(*ctx.kernels(), ctx.input_constant(1) == nullptr, true);
     }
 
@@ -173,7 +174,7 @@ struct conv {
         d.bias = post.bias;
         d.residual = post.residual;
         d.act = post.act;
-        f.table->dwconv_f32(d, ctx.exec);
+        f.table->dwconv_f32(d, ctx.at<float>(f.workspace), f.slots, ctx.exec);
     }
 
     static void fast_kernel(const void* p, const run_context& ctx) noexcept {

@@ -79,6 +79,11 @@ inline kernels::dwconv_f32_problem plane_geometry(const window_geometry& G, std:
     return d;
 }
 
+/// Workspace bytes of the plane kernels' padded path (dwconv_f32, maxpool_f32) on every slot.
+inline std::size_t plane_workspace(const kernel_context& k, const kernels::dwconv_f32_problem& d) noexcept {
+    return static_cast<std::size_t>(kernels::dwconv_workspace_floats(d)) * sizeof(float) * k.slots;
+}
+
 inline kernels::gemm_epilogue resolve_epilogue(const fast_epilogue& e, const run_context& ctx, std::int64_t ld_residual,
                                                std::int64_t residual_offset) noexcept {
     kernels::gemm_epilogue post;

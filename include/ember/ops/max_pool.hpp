@@ -128,26 +128,39 @@ struct max_pool {
         const simd::kernel_table* table = nullptr;
         operand x, y;
         kernels::dwconv_f32_problem geometry;
+        operand workspace;
+        std::int64_t slots = 1;
     };
+
+    static bool fast_path(const args& g, const infer_context& ctx) noexcept {
+        return ctx.kernels() && ctx.input_type(0) == dtype::float32 && !ctx.has_output(1) && g.geo.rank >= 1 && g.geo.rank <= 2;
+    }
+
+    static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) {
+        args g;
+        if (plan(a, const_cast<infer_context&>(ctx), g) != status::ok || !fast_path(g, ctx)) return 0;
+        return plane_workspace(*ctx.kernels(), plane_geometry(g.geo, g.planes, 1));
+    }
 
     static void fast_kernel(const void* p, const run_context& ctx) noexcept {
         const auto& f = *static_cast<const fast_args*>(p);
         kernels::dwconv_f32_problem d = f.geometry;
         d.x = ctx.at<const float>(f.x);
         d.y = ctx.at<float>(f.y);
-        f.table->maxpool_f32(d, ctx.exec);
+        f.table->maxpool_f32(d, ctx.at<float>(f.workspace), f.slots, ctx.exec);
     }
 
     static status bind(const attributes& a, bind_context& ctx) {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
-        if (ctx.kernels() && ctx.input_type(0) == dtype::float32 && !ctx.has_output(1) && g.geo.rank >= 1 && g.geo.rank <= 2) {
-            const window_geometry& G = g.geo;
+        if (fast_path(g, ctx)) {
             fast_args f;
             f.table = ctx.kernels()->table;
             f.x = ctx.input(0);
             f.y = ctx.output(0);
-            f.geometry = plane_geometry(G, g.planes, 1);
+            f.geometry = plane_geometry(g.geo, g.planes, 1);
+            f.workspace = ctx.workspace();
+            f.slots = static_cast<std::int64_t>(ctx.kernels()->slots);
             ctx.emit(&fast_kernel, f);
             return status::ok;
         }

@@ -36,8 +36,8 @@ struct kernel_table {
     void (*pack_gemm_b)(const kernels::strided_matrix& b, std::int64_t k, std::int64_t n, float* dst) noexcept = nullptr;
     void (*gemm_f32)(const kernels::gemm_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
     // depthwise convolution (kernels/dwconv_f32.hpp)
-    void (*dwconv_f32)(const kernels::dwconv_f32_problem& p, const executor* ex) noexcept = nullptr;
-    void (*maxpool_f32)(const kernels::dwconv_f32_problem& p, const executor* ex) noexcept = nullptr;
+    void (*dwconv_f32)(const kernels::dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
+    void (*maxpool_f32)(const kernels::dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
 };
 
 /// Arch's table. Defined in simd/instantiate.hpp: included below without dispatch, by one

@@ -3,8 +3,7 @@
 // act(y + bias + residual). Planes (image, channel) are split over the executor; each is summed in
 // a fixed order, so the bits do not depend on the thread count.
 //
-// The padded path (the one that runs when its workspace is given, unless rows are wide and the
-// stride 1, where the row path is as fast without the copies): each plane is first copied
+// The padded path (the one that runs whenever its workspace is given): each plane is first copied
 // into a padded buffer (zeros, or -inf for max pooling) split into stride_h x stride_w phase
 // planes, phase (a, b) holding the padded input's rows a, a + sh, ... and columns b, b + sw, ....
 // Tap (r, q) of output (oh, ow) is then element (oh + r*dh/sh, ow + q*dw/sw) of phase
@@ -20,7 +19,6 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
-#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -182,6 +180,21 @@ inline padded_layout layout_of(const dwconv_f32_problem& p) noexcept {
     return l;
 }
 
+// dst[0, n) = src[0, n), in fixed-size chunks that the compiler turns into vector moves (a short
+// row through memcpy's call costs more than the copy).
+inline void copy_row(const float* src, float* dst, std::int64_t n) noexcept {
+    for (; n >= 16; n -= 16, src += 16, dst += 16) std::memcpy(dst, src, 16 * sizeof(float));
+    if (n >= 8) {
+        std::memcpy(dst, src, 8 * sizeof(float));
+        n -= 8, src += 8, dst += 8;
+    }
+    if (n >= 4) {
+        std::memcpy(dst, src, 4 * sizeof(float));
+        n -= 4, src += 4, dst += 4;
+    }
+    for (std::int64_t j = 0; j < n; ++j) dst[j] = src[j];
+}
+
 // Lane orders for a batch's even-indexed elements first (and then the odd ones).
 struct evens_first {
     static constexpr unsigned get(unsigned i, unsigned n) noexcept { return i < n / 2 ? 2 * i : 2 * (i - n / 2) + 1; }
@@ -205,10 +218,12 @@ void take_evens(const float* src, float* dst, std::int64_t begin, std::int64_t e
 
 // Fills phase plane (a, b): element (i, j) = x[a + i*sh - pad_h][b + j*sw - pad_w], or pad
 // outside. The rows are filled in order, each left to right, then the slack: what a vector step
-// writes past its end is overwritten.
+// writes past its end is overwritten. data_only: the padding is there from the slot's previous
+// plane (same geometry), and only the input's values are copied (stride_w 1 only: that copy
+// writes nothing past its row's values).
 template <class Arch>
 void fill_phase(const dwconv_f32_problem& p, const padded_layout& l, const float* x, std::int64_t a, std::int64_t b, float pad,
-                float* dst) noexcept {
+                bool data_only, float* dst) noexcept {
     // the j whose column is inside the input: 0 <= b + j*sw - pad_w < in_w
     const std::int64_t first = p.pad_w > b ? (p.pad_w - b + p.stride_w - 1) / p.stride_w : 0;
     std::int64_t end = p.in_w - 1 + p.pad_w - b < 0 ? 0 : (p.in_w - 1 + p.pad_w - b) / p.stride_w + 1;
@@ -218,33 +233,42 @@ void fill_phase(const dwconv_f32_problem& p, const padded_layout& l, const float
         float* row = dst + i * l.wq;
         const std::int64_t ih = a + i * p.stride_h - p.pad_h;
         if (ih < 0 || ih >= p.in_h || j0 == end) {
-            for (std::int64_t j = 0; j < l.wq; ++j) row[j] = pad;
+            if (!data_only)
+                for (std::int64_t j = 0; j < l.wq; ++j) row[j] = pad;
             continue;
         }
         const float* src = x + ih * p.in_w + b - p.pad_w;  // src[j * sw] is column j's value
+        if (data_only) {
+            copy_row(src + j0, row + j0, end - j0);
+            continue;
+        }
         for (std::int64_t j = 0; j < j0; ++j) row[j] = pad;
         if (p.stride_w == 1)
-            std::memcpy(row + j0, src + j0, static_cast<std::size_t>(end - j0) * sizeof(float));
+            copy_row(src + j0, row + j0, end - j0);
         else if (p.stride_w == 2)
             take_evens<Arch>(src, row, j0, end);
         else
             for (std::int64_t j = j0; j < end; ++j) row[j] = src[j * p.stride_w];
         for (std::int64_t j = end; j < l.wq; ++j) row[j] = pad;
     }
-    for (std::int64_t j = l.hq * l.wq; j < l.phase_floats; ++j) dst[j] = pad;
+    if (!data_only)
+        for (std::int64_t j = l.hq * l.wq; j < l.phase_floats; ++j) dst[j] = pad;
 }
 
-// One plane on the padded path, in the slot's workspace ws (layout l).
+// One plane on the padded path, in the slot's workspace ws (layout l); first: the slot's first
+// plane of this run (the padding is written).
 template <class Arch, bool Max, class Act>
-void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t index, float* ws, const Act& act) noexcept {
+void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t index, float* ws, bool first, const Act& act) noexcept {
     using B = xsimd::batch<float, Arch>;
     constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
     static_assert(4 * W <= padded_slack, "the slack covers a 4-vector step");
     const std::int64_t c = index % p.channels;
     const float* x = p.x + index * p.in_h * p.in_w;
     const float pad = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+    const bool data_only = !first && p.stride_w == 1;
     for (std::int64_t a = 0; a < p.stride_h; ++a)
-        for (std::int64_t b = 0; b < p.stride_w; ++b) fill_phase<Arch>(p, l, x, a, b, pad, ws + (a * p.stride_w + b) * l.phase_floats);
+        for (std::int64_t b = 0; b < p.stride_w; ++b)
+            fill_phase<Arch>(p, l, x, a, b, pad, data_only, ws + (a * p.stride_w + b) * l.phase_floats);
     // the taps: where each starts in the phase planes, and its weight
     const float* tap_at[padded_max_taps];
     float tap_w[padded_max_taps];
@@ -258,8 +282,15 @@ void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int6
         }
     float* flat = ws + l.phases * l.phase_floats;
     const std::int64_t n = p.out_h * l.wq;
+    // the sum starts at the bias; the activation is applied in registers unless a residual comes first
+    const float* res = p.residual ? p.residual + index * p.out_h * p.out_w : nullptr;
+    const B init(Max ? pad : p.bias ? p.bias[c] : 0.0f);
+    const auto out = [&](const B& v) {
+        if constexpr (Max) return v;
+        else return res ? v : act(v);
+    };
     for (std::int64_t o = 0; o < n; o += 4 * W) {  // the last step may run past n, into the slack
-        B acc0(pad), acc1(pad), acc2(pad), acc3(pad);
+        B acc0 = init, acc1 = init, acc2 = init, acc3 = init;
         for (std::int64_t t = 0; t < taps; ++t) {
             const float* src = tap_at[t] + o;
             if constexpr (Max) {
@@ -275,31 +306,20 @@ void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int6
                 acc3 = xsimd::fma(B::load_unaligned(src + 3 * W), wt, acc3);
             }
         }
-        acc0.store_aligned(flat + o);
-        acc1.store_aligned(flat + o + W);
-        acc2.store_aligned(flat + o + 2 * W);
-        acc3.store_aligned(flat + o + 3 * W);
+        out(acc0).store_aligned(flat + o);
+        out(acc1).store_aligned(flat + o + W);
+        out(acc2).store_aligned(flat + o + 2 * W);
+        out(acc3).store_aligned(flat + o + 3 * W);
     }
-    // out: drop the wq - out_w extra columns of each row, add the bias, then act(y + residual)
+    // out: drop the wq - out_w extra columns of each row, then act(y + residual) where there is one
     float* y = p.y + index * p.out_h * p.out_w;
-    const float bias = !Max && p.bias ? p.bias[c] : 0.0f;
-    for (std::int64_t oh = 0; oh < p.out_h; ++oh) {
-        const float* src = flat + oh * l.wq;
-        float* dst = y + oh * p.out_w;
-        for (std::int64_t ow = 0; ow < p.out_w; ++ow) dst[ow] = src[ow] + bias;
-    }
-    const float* res = p.residual ? p.residual + index * p.out_h * p.out_w : nullptr;
-    if constexpr (!Max) {
-        if (res || !std::is_same_v<Act, identity_fn>) finish_row<Arch>(y, res, p.out_h * p.out_w, act);
-    }
+    for (std::int64_t oh = 0; oh < p.out_h; ++oh) copy_row(flat + oh * l.wq, y + oh * p.out_w, p.out_w);
+    if (res) finish_row<Arch>(y, res, p.out_h * p.out_w, act);
 }
 
 template <class Arch, bool Max, class Act>
 void run_planes(const dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex, const Act& act) noexcept {
-    // Rows of 4 vectors or more at stride 1 run as fast on the row path, without the copies in and out.
-    using B = xsimd::batch<float, Arch>;
-    const bool wide_rows = p.stride_w == 1 && p.out_w >= 4 * static_cast<std::int64_t>(B::size);
-    const padded_layout l = workspace && !wide_rows ? layout_of(p) : padded_layout{};
+    const padded_layout l = workspace ? layout_of(p) : padded_layout{};
     if (l.slot_floats == 0) {
         parallel_for(ex, static_cast<std::size_t>(p.planes), [&](std::size_t begin, std::size_t end) noexcept {
             for (std::size_t i = begin; i < end; ++i) plane<Arch, Max>(p, static_cast<std::int64_t>(i), act);
@@ -310,7 +330,8 @@ void run_planes(const dwconv_f32_problem& p, float* workspace, std::int64_t slot
     if (slots < 1) slots = 1;
     auto run_slot = [&](std::int64_t s) noexcept {
         float* ws = workspace + s * l.slot_floats;
-        for (std::int64_t i = p.planes * s / slots, end = p.planes * (s + 1) / slots; i < end; ++i) padded_plane<Arch, Max>(p, l, i, ws, act);
+        const std::int64_t begin = p.planes * s / slots, end = p.planes * (s + 1) / slots;
+        for (std::int64_t i = begin; i < end; ++i) padded_plane<Arch, Max>(p, l, i, ws, i == begin, act);
     };
     if (slots == 1) {
         run_slot(0);

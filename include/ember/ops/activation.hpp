@@ -30,6 +30,7 @@ struct leaky_relu {
     float alpha = 0.01f;
     static dtype_set types(std::int64_t opset) noexcept { return types::with_bf16(types::floats, opset, 16); }
     static constexpr dtype_set supported = float_supported;
+    kernels::activation_spec fast_float() const noexcept { return {kernels::activation::leaky_relu, alpha}; }
     template <class T>
     T operator()(T x) const noexcept {
         return x >= T(0) ? x : T(alpha) * x;
@@ -73,6 +74,7 @@ struct hard_sigmoid {
     float beta = 0.5f;
     static dtype_set types(std::int64_t) noexcept { return types::floats; }
     static constexpr dtype_set supported = types::floats;
+    kernels::activation_spec fast_float() const noexcept { return {kernels::activation::hard_sigmoid, alpha, beta}; }
     template <class T>
     T operator()(T x) const noexcept {
         const T v = T(alpha) * x + T(beta);
@@ -82,6 +84,7 @@ struct hard_sigmoid {
 struct hard_swish {
     static dtype_set types(std::int64_t) noexcept { return types::floats; }
     static constexpr dtype_set supported = types::floats;
+    kernels::activation_spec fast_float() const noexcept { return {kernels::activation::hard_swish}; }
     template <class T>
     T operator()(T x) const noexcept {
         const T v = x / T(6) + T(0.5);

@@ -20,6 +20,7 @@ inline constexpr dtype_set arithmetic_supported = types::numeric | types::bf16;
 struct add_fn {
     static dtype_set types(std::int64_t opset) noexcept { return arithmetic_types(opset); }
     static constexpr dtype_set supported = arithmetic_supported;
+    static constexpr kernels::binary_kind fast_float = kernels::binary_kind::add;  // the float32 fast kernel
     template <class T>
     T operator()(T a, T b) const noexcept {
         if constexpr (std::is_integral_v<T>)

@@ -10,13 +10,15 @@
 //     };
 //     struct add : binary_op<add_fn> { static constexpr std::string_view onnx_name = "Add"; ... };
 //
-// Optional members of Fn: `output` (a fixed output dtype, e.g. bool for Less), `second_types`
+// Optional members of Fn: `fast_float` (a kernels::binary_kind: float32 runs the kernel table's
+// vector row kernel over a collapsed broadcast plan when compiled with kernels), `output` (a fixed output dtype, e.g. bool for Less), `second_types`
 // (input 1 has its own dtypes, e.g. Pow's exponent; otherwise both inputs share one dtype),
 // `supported`/`second_supported` (the dtypes that get a kernel at all), `check(ctx)` (attribute
 // constraints). Ops that existed before opset 7 also take the legacy `broadcast`/`axis`
 // attributes (legacy_broadcast_attributes()): B's shape matches a run of A's dimensions.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -134,6 +136,10 @@ struct second_supported<Fn, std::void_t<decltype(Fn::second_supported)>> {
     static constexpr dtype_set value = Fn::second_supported;
 };
 template <class Fn, class = void>
+struct has_fast_float : std::false_type {};
+template <class Fn>
+struct has_fast_float<Fn, std::void_t<decltype(Fn::fast_float)>> : std::true_type {};
+template <class Fn, class = void>
 struct has_binary_check : std::false_type {};
 template <class Fn>
 struct has_binary_check<Fn, std::void_t<decltype(std::declval<const Fn&>().check(std::declval<infer_context&>()))>> : std::true_type {};
@@ -201,6 +207,90 @@ void binary_kernel(const void* p, const run_context& ctx) noexcept {
                         });
 }
 
+/// The plan with its size-1 dimensions dropped and each run of dimensions that both inputs walk
+/// alike (contiguous in each, or broadcast in each) merged into one, so that the inner loop is as
+/// long as it can be: [1, C, H, W] * [1, C, 1, 1] becomes [C, H*W] with B's inner stride 0. The
+/// inner stride of each input is then 0 or 1. Rank 0 comes out as rank 1 of one element.
+inline broadcast_args collapse_broadcast(const broadcast_args& in) noexcept {
+    broadcast_args out = in;
+    out.rank = 0;
+    for (std::uint32_t d = 0; d < in.rank; ++d) {
+        if (in.dims[d] == 1) continue;
+        const std::uint32_t r = out.rank;
+        if (r > 0 && out.a_strides[r - 1] == in.a_strides[d] * in.dims[d] && out.b_strides[r - 1] == in.b_strides[d] * in.dims[d]) {
+            out.dims[r - 1] *= in.dims[d];
+            out.a_strides[r - 1] = in.a_strides[d];
+            out.b_strides[r - 1] = in.b_strides[d];
+            continue;
+        }
+        out.dims[r] = in.dims[d];
+        out.a_strides[r] = in.a_strides[d];
+        out.b_strides[r] = in.b_strides[d];
+        out.rank = r + 1;
+    }
+    if (out.rank == 0) {
+        out.rank = 1;
+        out.dims[0] = in.count;  // 0 or 1
+        out.a_strides[0] = out.b_strides[0] = 0;
+    }
+    return out;
+}
+
+/// Calls row(offset_a, offset_b, offset_y, n) for each stretch of the inner dimension that the
+/// flat output range [begin, end) covers, in order.
+template <class Row>
+void for_each_broadcast_row(const broadcast_args& p, std::int64_t begin, std::int64_t end, Row&& row) noexcept {
+    if (begin >= end) return;  // also keeps an empty plan's zero dimensions out of the divisions
+    const std::size_t last = p.rank - 1;
+    std::int64_t index[max_rank] = {};
+    std::int64_t oa = 0, ob = 0;
+    for (std::size_t d = p.rank, rest = static_cast<std::size_t>(begin); d-- > 0;) {
+        index[d] = static_cast<std::int64_t>(rest % static_cast<std::size_t>(p.dims[d]));
+        rest /= static_cast<std::size_t>(p.dims[d]);
+        oa += index[d] * p.a_strides[d];
+        ob += index[d] * p.b_strides[d];
+    }
+    for (std::int64_t pos = begin; pos < end;) {
+        const std::int64_t n = std::min(p.dims[last] - index[last], end - pos);
+        row(oa, ob, pos, n);
+        pos += n;
+        // back to the row's start, then the next row (the outer dimensions as an odometer)
+        oa -= index[last] * p.a_strides[last];
+        ob -= index[last] * p.b_strides[last];
+        index[last] = 0;
+        for (std::size_t d = last; d-- > 0;) {
+            oa += p.a_strides[d];
+            ob += p.b_strides[d];
+            if (++index[d] < p.dims[d]) break;
+            oa -= p.a_strides[d] * p.dims[d];
+            ob -= p.b_strides[d] * p.dims[d];
+            index[d] = 0;
+        }
+    }
+}
+
+struct fast_binary_args {
+    broadcast_args plan;  // collapsed
+    kernels::binary_kind op = kernels::binary_kind::add;
+    decltype(simd::kernel_table::binary_row_f32) row = nullptr;
+    std::int64_t pieces = 1;
+};
+
+inline void fast_binary_kernel(const void* p, const run_context& ctx) noexcept {
+    const auto& f = *static_cast<const fast_binary_args*>(p);
+    const float* a = ctx.at<const float>(f.plan.a);
+    const float* b = ctx.at<const float>(f.plan.b);
+    float* y = ctx.at<float>(f.plan.y);
+    const std::int64_t count = f.plan.count, pieces = f.pieces;
+    parallel_for(ctx.exec, static_cast<std::size_t>(pieces), [&](std::size_t first, std::size_t stop) noexcept {
+        const std::int64_t begin = count * static_cast<std::int64_t>(first) / pieces, end = count * static_cast<std::int64_t>(stop) / pieces;
+        const std::int64_t sa = f.plan.a_strides[f.plan.rank - 1], sb = f.plan.b_strides[f.plan.rank - 1];
+        for_each_broadcast_row(f.plan, begin, end, [&](std::int64_t oa, std::int64_t ob, std::int64_t oy, std::int64_t n) noexcept {
+            f.row(f.op, a + oa, sa, b + ob, sb, y + oy, n);
+        });
+    });
+}
+
 /// A broadcasting binary op over Fn. `Legacy`: the op has the opset < 7 broadcast/axis attributes.
 template <class Fn, bool Legacy = false,
           op_flags Flags = (elementwise_detail::binary_output<Fn>::value == dtype::undefined ? op_flags::elementwise | op_flags::in_place
@@ -261,6 +351,17 @@ struct binary_op {
     static status bind(const attributes& attrs, bind_context& ctx) {
         shape a, b, out;
         if (status s = binary_shapes(attrs, Legacy, ctx, a, b, out); s != status::ok) return s;
+        if constexpr (elementwise_detail::has_fast_float<Fn>::value) {
+            if (ctx.kernels() && ctx.input_type(0) == dtype::float32 && ctx.input_type(1) == dtype::float32) {
+                fast_binary_args f;
+                f.plan = collapse_broadcast(make_broadcast_args(ctx, a, b));
+                f.op = Fn::fast_float;
+                f.row = ctx.kernels()->table->binary_row_f32;
+                f.pieces = elementwise_pieces(f.plan.count, ctx.kernels()->slots);
+                ctx.emit(&fast_binary_kernel, f);
+                return status::ok;
+            }
+        }
         kernel_fn k = nullptr;
         visit_dtype(ctx.input_type(0), [&](auto tag_a) { k = pick_kernel<decltype(tag_a)>(ctx.input_type(1)); });
         if (!k) return ctx.fail(status::unsupported_op, "dtypes {} and {} are not supported", ctx.input_type(0), ctx.input_type(1));

@@ -13,6 +13,7 @@
 //     static std::size_t workspace_bytes(const attributes&, const infer_context&);  // scratch
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -181,6 +182,15 @@ struct kernel_context {
     std::vector<aligned_buffer>* packed = nullptr;  ///< owned by the plan
     allocator alloc = default_allocator();
 };
+
+/// Elements below which an element-wise fast kernel is not split over threads (waking a worker
+/// costs more than it saves).
+inline constexpr std::int64_t elementwise_grain = 16384;
+
+/// How many pieces to split an element-wise run of `count` elements into on `slots` workers.
+inline std::int64_t elementwise_pieces(std::int64_t count, std::size_t slots) noexcept {
+    return std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(slots), count / elementwise_grain));
+}
 
 /// Read-only view of one node's inputs and outputs during shape inference; infer() sets the
 /// outputs. Messages passed to fail() are prefixed with the node ("node 3 'fc1' (Gemm): ").

@@ -15,6 +15,7 @@ struct relu_fn {
         return types::with_bf16(types::floats, opset) | (opset >= 14 ? types::signed_ints : 0);
     }
     static constexpr dtype_set supported = types::floats | types::bf16 | types::signed_ints;
+    kernels::activation_spec fast_float() const noexcept { return {kernels::activation::relu}; }  // NaN gives 0 there
     template <class T>
     T operator()(T x) const noexcept {
         return x < T(0) ? T(0) : x;

@@ -13,6 +13,7 @@ namespace ops {
 struct sigmoid_fn {
     static dtype_set types(std::int64_t opset) noexcept { return types::with_bf16(types::floats, opset); }
     static constexpr dtype_set supported = types::floats | types::bf16;
+    kernels::activation_spec fast_float() const noexcept { return {kernels::activation::sigmoid}; }
     // Split at 0 so that exp never overflows: for x < 0, e^x / (1 + e^x).
     template <class T>
     T operator()(T v) const noexcept {

@@ -5,6 +5,7 @@
 // normalised along the single dimension `axis` (default -1).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -92,10 +93,34 @@ struct softmax {
         reference(g, ctx.at<const float>(g.x), ctx.at<float>(g.y), ctx.exec);
     }
 
+    // Lines that are contiguous (inner == 1, the usual last-axis softmax) run through the kernel
+    // table's vector softmax, rows split over the executor in `pieces` parts.
+    struct fast_args {
+        args g;
+        std::int64_t pieces = 1;
+        decltype(simd::kernel_table::softmax_rows_f32) rows = nullptr;
+    };
+
+    static void fast_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        const float* x = ctx.at<const float>(f.g.x);
+        float* y = ctx.at<float>(f.g.y);
+        const std::int64_t rows = f.g.outer, n = f.g.axis_len;
+        parallel_for(ctx.exec, static_cast<std::size_t>(f.pieces), [&](std::size_t first, std::size_t stop) noexcept {
+            const std::int64_t begin = rows * static_cast<std::int64_t>(first) / f.pieces, end = rows * static_cast<std::int64_t>(stop) / f.pieces;
+            f.rows(x + begin * n, y + begin * n, end - begin, n);
+        });
+    }
+
     static status bind(const attributes& a, bind_context& ctx) {
         args g = plan_shape(a, ctx.input_shape(0), ctx.opset());
         g.x = ctx.input(0);
         g.y = ctx.output(0);
+        if (ctx.kernels() && g.inner == 1 && g.axis_len > 0 && g.outer > 0) {
+            const std::int64_t pieces = std::min(g.outer, elementwise_pieces(g.outer * g.axis_len, ctx.kernels()->slots));
+            ctx.emit(&fast_kernel, fast_args{g, pieces, ctx.kernels()->table->softmax_rows_f32});
+            return status::ok;
+        }
         ctx.emit(&kernel, g);
         return status::ok;
     }

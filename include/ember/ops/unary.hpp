@@ -16,6 +16,8 @@
 // Fn::output when Fn declares one, e.g. bool for IsNaN, else the input's), bind() (one kernel per
 // dtype, chosen at compile time) and reference() over float32 for tests. float16 and bfloat16
 // compute in float; Fn::supported (optional) limits which dtypes get a kernel instantiated.
+// Fn::fast_float() (optional) names the kernels::activation_spec that float32 runs as, through
+// the kernel table's vector activation kernel, when the graph is compiled with kernels.
 #pragma once
 
 #include <cstddef>
@@ -49,7 +51,30 @@ template <class Fn>
 struct supported_types<Fn, std::void_t<decltype(Fn::supported)>> {
     static constexpr dtype_set value = Fn::supported;
 };
+template <class Fn, class = void>
+struct has_fast_activation : std::false_type {};
+template <class Fn>
+struct has_fast_activation<Fn, std::void_t<decltype(std::declval<const Fn&>().fast_float())>> : std::true_type {};
 } // namespace elementwise_detail
+
+/// A float32 activation over n contiguous elements through the kernel table, in `pieces` parts.
+struct fast_activation_args {
+    operand x, y;
+    std::int64_t n = 0;
+    std::int64_t pieces = 1;
+    kernels::activation_spec act;
+    decltype(simd::kernel_table::activation_f32) run = nullptr;
+};
+
+inline void fast_activation_kernel(const void* p, const run_context& ctx) noexcept {
+    const auto& f = *static_cast<const fast_activation_args*>(p);
+    const float* x = ctx.at<const float>(f.x);
+    float* y = ctx.at<float>(f.y);
+    parallel_for(ctx.exec, static_cast<std::size_t>(f.pieces), [&](std::size_t first, std::size_t stop) noexcept {
+        const std::int64_t begin = f.n * static_cast<std::int64_t>(first) / f.pieces, end = f.n * static_cast<std::int64_t>(stop) / f.pieces;
+        f.run(f.act, x + begin, y + begin, end - begin);
+    });
+}
 
 template <class Fn>
 struct unary_map_args {
@@ -90,6 +115,19 @@ struct unary_op {
     }
 
     static status bind(const attributes& fn, bind_context& ctx) {
+        if constexpr (elementwise_detail::has_fast_activation<Fn>::value) {
+            if (ctx.kernels() && ctx.input_type(0) == dtype::float32) {
+                fast_activation_args f;
+                f.x = ctx.input(0);
+                f.y = ctx.output(0);
+                f.n = ctx.input_shape(0).elements();
+                f.pieces = elementwise_pieces(f.n, ctx.kernels()->slots);
+                f.act = fn.fast_float();
+                f.run = ctx.kernels()->table->activation_f32;
+                ctx.emit(&fast_activation_kernel, f);
+                return status::ok;
+            }
+        }
         kernel_fn k = nullptr;
         visit_dtype(ctx.input_type(0), [&](auto tag) {
             using T = decltype(tag);

@@ -18,6 +18,7 @@
 #endif
 
 #include "ember/kernels/dwconv_f32.hpp"
+#include "ember/kernels/elementwise_f32.hpp"
 #include "ember/kernels/gemm_f32.hpp"
 #include "ember/simd/kernel_table.hpp"
 
@@ -35,6 +36,10 @@ const kernel_table& kernel_table_for() noexcept {
         &kernels::gemm_f32<Arch>,
         &kernels::dwconv_f32<Arch>,
         &kernels::maxpool_f32<Arch>,
+        &kernels::binary_row_f32<Arch>,
+        &kernels::activation_f32<Arch>,
+        &kernels::row_mean_f32<Arch>,
+        &kernels::softmax_rows_f32<Arch>,
     };
     return table;
 }

@@ -21,6 +21,7 @@
 #include "ember/config.hpp"
 #include "ember/core/span.hpp"
 #include "ember/kernels/dwconv_f32.hpp"
+#include "ember/kernels/elementwise_f32.hpp"
 #include "ember/kernels/gemm_f32.hpp"
 #include "ember/simd/arch.hpp"
 
@@ -38,6 +39,12 @@ struct kernel_table {
     // depthwise convolution (kernels/dwconv_f32.hpp)
     void (*dwconv_f32)(const kernels::dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
     void (*maxpool_f32)(const kernels::dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
+    // element-wise, reductions, softmax (kernels/elementwise_f32.hpp)
+    void (*binary_row_f32)(kernels::binary_kind op, const float* a, std::int64_t sa, const float* b, std::int64_t sb, float* y,
+                           std::int64_t n) noexcept = nullptr;
+    void (*activation_f32)(const kernels::activation_spec& act, const float* x, float* y, std::int64_t n) noexcept = nullptr;
+    void (*row_mean_f32)(const float* x, std::int64_t rows, std::int64_t size, float* y) noexcept = nullptr;
+    void (*softmax_rows_f32)(const float* x, float* y, std::int64_t rows, std::int64_t n) noexcept = nullptr;
 };
 
 /// Arch's table. Defined in simd/instantiate.hpp: included below without dispatch, by one

@@ -41,6 +41,25 @@ TEST_CASE("thread_pool: ranges cover [0, n) exactly once, on more than one threa
     }
 }
 
+TEST_CASE("thread_pool: back-to-back jobs and jobs after the workers fell asleep, with and without spinning") {
+    using std::chrono::microseconds;
+    for (microseconds spin : {microseconds(0), microseconds(5), ember::thread_pool::default_spin}) {
+        CAPTURE(spin.count());
+        ember::thread_pool pool(3, spin);
+        CHECK(pool.spin() == spin);
+        const ember::executor exec = pool.as_executor();
+        std::atomic<std::size_t> total{0};
+        std::size_t expected = 0;
+        for (int job = 0; job < 3000; ++job) {  // a lost wake-up or hand-off would hang or miss a range here
+            const std::size_t n = 1 + static_cast<std::size_t>(job % 13);
+            ember::parallel_for(&exec, n, [&](std::size_t b, std::size_t e) { total += e - b; });
+            expected += n;
+            if (job % 500 == 0) std::this_thread::sleep_for(std::chrono::milliseconds(2));  // past the spin: asleep
+        }
+        CHECK(total.load() == expected);
+    }
+}
+
 TEST_CASE("thread_pool: nested parallel_for runs inline instead of deadlocking") {
     ember::thread_pool pool(2);
     const ember::executor exec = pool.as_executor();
@@ -51,7 +70,7 @@ TEST_CASE("thread_pool: nested parallel_for runs inline instead of deadlocking")
     CHECK(inner.load() == 32);
 }
 
-TEST_CASE("thread_pool: idle workers sleep (process CPU time stays near zero while idle)") {
+TEST_CASE("thread_pool: idle workers sleep once their spin is over (process CPU time stays near zero while idle)") {
     ember::thread_pool pool(2);
     pool.start();
     const ember::executor exec = pool.as_executor();

@@ -59,6 +59,7 @@ TEST_CASE("conv: every kernel table matches the reference kernel") {
         {1, 3, 30, 30, 10, 7, 2, 3, 1, 1, true, true},   {1, 6, 11, 11, 6, 3, 1, 2, 2, 1, true, true},
         {2, 8, 10, 10, 12, 3, 1, 1, 1, 2, true, true},   {1, 4, 8, 8, 6, 3, 1, 1, 1, 1, true, false},
         {1, 300, 6, 6, 40, 3, 1, 1, 1, 1, true, true},   {1, 2, 70, 70, 3, 1, 2, 0, 1, 1, false, true},
+        {1, 4, 19, 23, 6, 3, 2, 2, 2, 1, true, true},    {1, 3, 41, 9, 5, 7, 2, 3, 1, 1, false, true},  // stride 2: dilated, narrow
         // depthwise
         {1, 16, 14, 14, 16, 3, 1, 1, 1, 16, true, true}, {2, 8, 15, 17, 8, 3, 2, 1, 1, 8, true, true},
         {1, 24, 20, 20, 24, 5, 1, 2, 1, 24, false, true}, {1, 8, 9, 9, 8, 5, 2, 2, 1, 8, true, false},

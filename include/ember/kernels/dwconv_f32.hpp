@@ -17,13 +17,13 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <limits>
 
 #include <xsimd/xsimd.hpp>
 
 #include "ember/config.hpp"
 #include "ember/kernels/activation.hpp"
+#include "ember/kernels/copy.hpp"
 #include "ember/runtime/executor.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -180,42 +180,6 @@ inline padded_layout layout_of(const dwconv_f32_problem& p) noexcept {
     return l;
 }
 
-// dst[0, n) = src[0, n), in fixed-size chunks that the compiler turns into vector moves (a short
-// row through memcpy's call costs more than the copy).
-inline void copy_row(const float* src, float* dst, std::int64_t n) noexcept {
-    for (; n >= 16; n -= 16, src += 16, dst += 16) std::memcpy(dst, src, 16 * sizeof(float));
-    if (n >= 8) {
-        std::memcpy(dst, src, 8 * sizeof(float));
-        n -= 8, src += 8, dst += 8;
-    }
-    if (n >= 4) {
-        std::memcpy(dst, src, 4 * sizeof(float));
-        n -= 4, src += 4, dst += 4;
-    }
-    for (std::int64_t j = 0; j < n; ++j) dst[j] = src[j];
-}
-
-// Lane orders for a batch's even-indexed elements first (and then the odd ones).
-struct evens_first {
-    static constexpr unsigned get(unsigned i, unsigned n) noexcept { return i < n / 2 ? 2 * i : 2 * (i - n / 2) + 1; }
-};
-
-// dst[j] = src[2 j] for j in [begin, end), reading src[2 begin, 2 end - 1) only, as vectors where it
-// can: each vector step writes W / 2 floats past what it fills, which the next step (or the
-// caller's fill after the last one) overwrites.
-template <class Arch>
-void take_evens(const float* src, float* dst, std::int64_t begin, std::int64_t end) noexcept {
-    using B = xsimd::batch<float, Arch>;
-    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
-    constexpr auto order = xsimd::make_batch_constant<xsimd::batch<std::uint32_t, Arch>, evens_first>();
-    std::int64_t j = begin;
-    for (; j + W < end; j += W) {  // reads src[2j, 2j + 2W), all below 2 (end - 1)
-        xsimd::swizzle(B::load_unaligned(src + 2 * j), order).store_unaligned(dst + j);
-        xsimd::swizzle(B::load_unaligned(src + 2 * j + W), order).store_unaligned(dst + j + W / 2);
-    }
-    for (; j < end; ++j) dst[j] = src[2 * j];
-}
-
 // Fills phase plane (a, b): element (i, j) = x[a + i*sh - pad_h][b + j*sw - pad_w], or pad
 // outside. The rows are filled in order, each left to right, then the slack: what a vector step
 // writes past its end is overwritten. data_only: the padding is there from the slot's previous
@@ -239,12 +203,12 @@ void fill_phase(const dwconv_f32_problem& p, const padded_layout& l, const float
         }
         const float* src = x + ih * p.in_w + b - p.pad_w;  // src[j * sw] is column j's value
         if (data_only) {
-            copy_row(src + j0, row + j0, end - j0);
+            copy_floats<Arch>(src + j0, row + j0, end - j0);
             continue;
         }
         for (std::int64_t j = 0; j < j0; ++j) row[j] = pad;
         if (p.stride_w == 1)
-            copy_row(src + j0, row + j0, end - j0);
+            copy_floats<Arch>(src + j0, row + j0, end - j0);
         else if (p.stride_w == 2)
             take_evens<Arch>(src, row, j0, end);
         else
@@ -313,7 +277,7 @@ void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int6
     }
     // out: drop the wq - out_w extra columns of each row, then act(y + residual) where there is one
     float* y = p.y + index * p.out_h * p.out_w;
-    for (std::int64_t oh = 0; oh < p.out_h; ++oh) copy_row(flat + oh * l.wq, y + oh * p.out_w, p.out_w);
+    for (std::int64_t oh = 0; oh < p.out_h; ++oh) copy_floats<Arch>(flat + oh * l.wq, y + oh * p.out_w, p.out_w);
     if (res) finish_row<Arch>(y, res, p.out_h * p.out_w, act);
 }
 

@@ -18,7 +18,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <type_traits>
 #include <utility>
 
@@ -26,6 +25,7 @@
 
 #include "ember/config.hpp"
 #include "ember/kernels/activation.hpp"
+#include "ember/kernels/copy.hpp"
 #include "ember/runtime/executor.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -157,58 +157,76 @@ void pack_b_panel(const strided_matrix& b, std::int64_t p0, std::int64_t kc, std
         float* d = dst + p * NR;
         const float* s = src + p * b.rs;
         if (b.cs == 1) {
-            std::memcpy(d, s, static_cast<std::size_t>(nr) * sizeof(float));
+            copy_floats<Arch>(s, d, nr);
         } else {
             for (std::int64_t j = 0; j < nr; ++j) d[j] = s[j * b.cs];
         }
-        for (std::int64_t j = nr; j < NR; ++j) d[j] = 0.0f;
+        fill_floats<Arch>(d + nr, 0.0f, NR - nr);
     }
 }
 
 // Packs rows [p0, p0 + kc) x columns [j0, j0 + nr) of the implicit im2col matrix of x. Within
-// the panel, columns sharing an output row form a run; a run of a stride-1 window is a slice of
-// one input row (memcpy) with zeros where it hangs over the padding.
+// the panel, columns sharing an output row form a run; the runs depend on the panel only, so they
+// are found once, and each packed row is then a few copies. A run of a stride-1 window is a slice
+// of one input row, with zeros where it hangs over the padding.
 template <class Arch>
 void pack_b_panel(const conv_source& s, std::int64_t p0, std::int64_t kc, std::int64_t j0, std::int64_t nr, float* dst) noexcept {
     constexpr int NR = gemm_blocking<Arch>::nr;
+    struct run_t {
+        std::int64_t j, len, ih0, iw0;  // first column in the panel, columns, input row and column at tap (0, 0)
+    };
+    run_t runs[NR];
+    int run_count = 0;
+    for (std::int64_t j = 0, oh = j0 / s.out_w, ow = j0 % s.out_w; j < nr; ++oh, ow = 0) {
+        const std::int64_t len = (s.out_w - ow) < (nr - j) ? (s.out_w - ow) : (nr - j);
+        runs[run_count++] = run_t{j, len, oh * s.stride_h - s.pad_h, ow * s.stride_w - s.pad_w};
+        j += len;
+    }
     const std::int64_t window = s.kh * s.kw;
     std::int64_t c = p0 / window, r = (p0 % window) / s.kw, q = p0 % s.kw;
     for (std::int64_t p = 0; p < kc; ++p) {
         float* d = dst + p * NR;
         const float* plane = s.x + c * s.in_h * s.in_w;
-        std::int64_t j = 0;
-        std::int64_t oh = (j0) / s.out_w, ow = (j0) % s.out_w;
-        while (j < nr) {
-            const std::int64_t run = (s.out_w - ow) < (nr - j) ? (s.out_w - ow) : (nr - j);
-            const std::int64_t ih = oh * s.stride_h - s.pad_h + r * s.dil_h;
-            float* out = d + j;
+        for (int t = 0; t < run_count; ++t) {
+            const run_t& run = runs[t];
+            const std::int64_t ih = run.ih0 + r * s.dil_h;
+            float* out = d + run.j;
             if (ih < 0 || ih >= s.in_h) {
-                for (std::int64_t t = 0; t < run; ++t) out[t] = 0.0f;
+                fill_floats<Arch>(out, 0.0f, run.len);
+                continue;
+            }
+            const float* row = plane + ih * s.in_w;
+            const std::int64_t iw0 = run.iw0 + q * s.dil_w;
+            if (s.stride_w == 1) {
+                // columns u with 0 <= iw0 + u < in_w come from the row, the rest are padding
+                std::int64_t lo = iw0 < 0 ? -iw0 : 0;
+                std::int64_t hi = s.in_w - iw0;
+                if (lo > run.len) lo = run.len;
+                if (hi > run.len) hi = run.len;
+                if (hi < lo) hi = lo;
+                fill_floats<Arch>(out, 0.0f, lo);
+                copy_floats<Arch>(row + iw0 + lo, out + lo, hi - lo);
+                fill_floats<Arch>(out + hi, 0.0f, run.len - hi);
+            } else if (s.stride_w == 2) {
+                // columns u with 0 <= iw0 + 2u < in_w; take_evens writes up to W / 2 floats past
+                // hi, which the fill after it, the next run, the next row or the workspace's slack
+                // (gemm_workspace_floats) takes
+                std::int64_t lo = iw0 < 0 ? (1 - iw0) / 2 : 0;
+                std::int64_t hi = s.in_w - iw0 <= 0 ? 0 : (s.in_w - iw0 + 1) / 2;
+                if (lo > run.len) lo = run.len;
+                if (hi > run.len) hi = run.len;
+                if (hi < lo) hi = lo;
+                fill_floats<Arch>(out, 0.0f, lo);
+                take_evens<Arch>(row + iw0 + 2 * lo, out + lo, 0, hi - lo);
+                fill_floats<Arch>(out + hi, 0.0f, run.len - hi);
             } else {
-                const float* row = plane + ih * s.in_w;
-                const std::int64_t iw0 = ow * s.stride_w - s.pad_w + q * s.dil_w;
-                if (s.stride_w == 1) {
-                    // columns t with 0 <= iw0 + t < in_w come from the row, the rest are padding
-                    std::int64_t lo = iw0 < 0 ? -iw0 : 0;
-                    std::int64_t hi = s.in_w - iw0;
-                    if (lo > run) lo = run;
-                    if (hi > run) hi = run;
-                    if (hi < lo) hi = lo;
-                    for (std::int64_t t = 0; t < lo; ++t) out[t] = 0.0f;
-                    if (hi > lo) std::memcpy(out + lo, row + iw0 + lo, static_cast<std::size_t>(hi - lo) * sizeof(float));
-                    for (std::int64_t t = hi; t < run; ++t) out[t] = 0.0f;
-                } else {
-                    for (std::int64_t t = 0; t < run; ++t) {
-                        const std::int64_t iw = iw0 + t * s.stride_w;
-                        out[t] = iw >= 0 && iw < s.in_w ? row[iw] : 0.0f;
-                    }
+                for (std::int64_t u = 0; u < run.len; ++u) {
+                    const std::int64_t iw = iw0 + u * s.stride_w;
+                    out[u] = iw >= 0 && iw < s.in_w ? row[iw] : 0.0f;
                 }
             }
-            j += run;
-            ow = 0;
-            ++oh;
         }
-        for (std::int64_t t = nr; t < NR; ++t) d[t] = 0.0f;
+        fill_floats<Arch>(d + nr, 0.0f, NR - nr);
         if (++q == s.kw) {
             q = 0;
             if (++r == s.kh) {
@@ -332,7 +350,9 @@ struct gemm_f32_problem {
 template <class Arch>
 constexpr std::int64_t gemm_workspace_floats(bool pack_a_at_run, bool pack_b_at_run) noexcept {
     using BL = gemm_blocking<Arch>;
-    return (pack_a_at_run ? BL::mc * BL::kc : 0) + (pack_b_at_run ? BL::kc * BL::nr : 0);
+    // B's panel has NR floats of slack after it: a stride-2 im2col row writes up to half a vector
+    // past its end (pack_b_panel)
+    return (pack_a_at_run ? BL::mc * BL::kc : 0) + (pack_b_at_run ? BL::kc * BL::nr + BL::nr : 0);
 }
 
 /// Runs one problem on up to `slots` workers of ex; workspace holds slots * gemm_workspace_floats

@@ -1,0 +1,63 @@
+// SPDX-License-Identifier: Apache-2.0
+// Short copies and fills inside the kernels (rows of a padded plane, runs of an im2col panel) and
+// the stride-2 gather (take_evens, over xsimd's swizzle). A row of a few dozen floats through
+// memcpy's call costs more than the copy itself, so copy_floats moves fixed-size chunks that the
+// compiler turns into vector moves. Templates on Arch, like every kernel: an inline non-template
+// function compiled with an ISA's flags could be merged by the linker into the baseline build
+// (STYLE.md 4.7).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#include <xsimd/xsimd.hpp>
+
+#include "ember/config.hpp"
+
+EMBER_NAMESPACE_BEGIN
+namespace kernels {
+
+/// dst[0, n) = src[0, n); the ranges do not overlap.
+template <class Arch>
+void copy_floats(const float* src, float* dst, std::int64_t n) noexcept {
+    for (; n >= 16; n -= 16, src += 16, dst += 16) std::memcpy(dst, src, 16 * sizeof(float));
+    if (n >= 8) {
+        std::memcpy(dst, src, 8 * sizeof(float));
+        n -= 8, src += 8, dst += 8;
+    }
+    if (n >= 4) {
+        std::memcpy(dst, src, 4 * sizeof(float));
+        n -= 4, src += 4, dst += 4;
+    }
+    for (std::int64_t j = 0; j < n; ++j) dst[j] = src[j];
+}
+
+// Lane orders for a batch's even-indexed elements first (and then the odd ones).
+struct evens_first {
+    static constexpr unsigned get(unsigned i, unsigned n) noexcept { return i < n / 2 ? 2 * i : 2 * (i - n / 2) + 1; }
+};
+
+/// dst[j] = src[2 j] for j in [begin, end), reading src[2 begin, 2 end - 1) only, as vectors where it
+/// can: each vector step writes W / 2 floats past what it fills, which the next step (or the
+/// caller's fill after the last one) overwrites.
+template <class Arch>
+void take_evens(const float* src, float* dst, std::int64_t begin, std::int64_t end) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    constexpr auto order = xsimd::make_batch_constant<xsimd::batch<std::uint32_t, Arch>, evens_first>();
+    std::int64_t j = begin;
+    for (; j + W < end; j += W) {  // reads src[2j, 2j + 2W), all below 2 (end - 1)
+        xsimd::swizzle(B::load_unaligned(src + 2 * j), order).store_unaligned(dst + j);
+        xsimd::swizzle(B::load_unaligned(src + 2 * j + W), order).store_unaligned(dst + j + W / 2);
+    }
+    for (; j < end; ++j) dst[j] = src[2 * j];
+}
+
+/// dst[0, n) = v.
+template <class Arch>
+void fill_floats(float* dst, float v, std::int64_t n) noexcept {
+    for (std::int64_t j = 0; j < n; ++j) dst[j] = v;
+}
+
+} // namespace kernels
+EMBER_NAMESPACE_END

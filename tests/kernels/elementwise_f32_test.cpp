@@ -213,3 +213,56 @@ TEST_CASE("element-wise ops: every kernel table matches the reference kernels, s
         }
     }
 }
+
+TEST_CASE("Pow with the constant exponent 2 runs as x * x on every table; other exponents and graph-input exponents as pow") {
+    const ember::tensor x = ember::test::random_f32({3, 17, 40}, 21, -4.0f, 4.0f);
+    const std::vector<float> xs = ember::test::values_f32(x);
+    for (float exponent : {2.0f, 3.0f, 0.5f}) {
+        for (bool constant : {true, false}) {
+            CAPTURE(exponent);
+            CAPTURE(constant);
+            const ember::tensor e = ember::test::make_f32({1}, {exponent});
+            for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
+                CAPTURE(t->name);
+                ember::test::node_setup setup;
+                setup.options.isa = std::string(t->name);
+                setup.constant = {false, constant};
+                ember::test::node_run r = ember::test::run_node_with("Pow", {x, e}, {}, setup);
+                REQUIRE_MESSAGE(r.compiled, r.error.message);
+                REQUIRE(r.run_status == ember::status::ok);
+                std::vector<float> expected(xs.size());
+                for (std::size_t i = 0; i < xs.size(); ++i) expected[i] = exponent == 2.0f ? xs[i] * xs[i] : std::pow(xs[i], exponent);
+                const std::vector<float> y = ember::test::values_f32(r.outputs[0]);
+                if (exponent == 2.0f && constant)
+                    CHECK(std::memcmp(y.data(), expected.data(), y.size() * sizeof(float)) == 0);  // the multiply itself
+                else
+                    ember::test::check_close(y, expected, 1e-6f, 1e-5f);  // NaN for x < 0 ^ 0.5 on both sides
+            }
+        }
+    }
+}
+
+TEST_CASE("ReduceMean over trailing axes runs the row mean on every table; other axes the reference") {
+    using ints = std::vector<std::int64_t>;
+    const ember::tensor x = ember::test::random_f32({4, 6, 50}, 23, -2.0f, 2.0f);
+    for (const ints& axes : {ints{-1}, ints{1, 2}, ints{0, 1, 2}, ints{0}, ints{1}}) {
+        for (std::int64_t keepdims : {0, 1}) {
+            CAPTURE(axes.size());
+            CAPTURE(axes[0]);
+            const std::vector<ember::attribute> attrs{ember::attribute::of("axes", axes), ember::attribute::of("keepdims", keepdims)};
+            ember::test::node_setup setup;
+            setup.opset = 13;
+            setup.options.isa = "reference";
+            ember::test::node_run ref = ember::test::run_node_with("ReduceMean", {x}, attrs, setup);
+            REQUIRE_MESSAGE(ref.compiled, ref.error.message);
+            for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
+                CAPTURE(t->name);
+                setup.options.isa = std::string(t->name);
+                ember::test::node_run r = ember::test::run_node_with("ReduceMean", {x}, attrs, setup);
+                REQUIRE_MESSAGE(r.compiled, r.error.message);
+                REQUIRE(r.outputs[0].dims() == ref.outputs[0].dims());
+                ember::test::check_close(ember::test::values_f32(r.outputs[0]), ember::test::values_f32(ref.outputs[0]), 1e-6f, 1e-5f);
+            }
+        }
+    }
+}

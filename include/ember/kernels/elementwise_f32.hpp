@@ -42,6 +42,13 @@ struct mul_op {
 struct div_op {
     template <class T>
     T operator()(T a, T b) const noexcept { return a / b; }
+#if defined(__aarch64__)
+    // xsimd 8.1's neon64 float division is NEON's reciprocal estimate with Newton steps, not
+    // exact: AArch64's own vdivq_f32 is (found by the QEMU run of the bit-exact test)
+    xsimd::batch<float, xsimd::neon64> operator()(xsimd::batch<float, xsimd::neon64> a, xsimd::batch<float, xsimd::neon64> b) const noexcept {
+        return vdivq_f32(a, b);
+    }
+#endif
 };
 
 // y[i] = op(a[i * sa], b[i * sb]) for i in [0, n), with sa, sb each 0 (a broadcast scalar) or 1.

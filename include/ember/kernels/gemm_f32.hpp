@@ -135,7 +135,14 @@ void pack_a(const strided_matrix& a, std::int64_t i0, std::int64_t mc, std::int6
     for (std::int64_t r = 0; r < mc; r += MR) {
         const std::int64_t mr = mc - r < MR ? mc - r : MR;
         const float* src = a.data + (i0 + r) * a.rs + p0 * a.cs;
-        if (a.cs == 1) {
+        if (a.cs == 1 && mr == MR) {
+            // a full panel: MR row streams, written in order (the compiler keeps the MR row
+            // pointers in registers and the writes are one contiguous stream)
+            const float* rows[MR];
+            for (int i = 0; i < MR; ++i) rows[i] = src + i * a.rs;
+            for (std::int64_t p = 0; p < kc; ++p)
+                static_for<MR>([&](auto i) EMBER_DETAIL_INLINE { dst[p * MR + i] = rows[i][p]; });
+        } else if (a.cs == 1) {
             for (std::int64_t i = 0; i < mr; ++i) {
                 const float* row = src + i * a.rs;
                 for (std::int64_t p = 0; p < kc; ++p) dst[p * mr + i] = row[p];

@@ -11,7 +11,8 @@
 //     struct add : binary_op<add_fn> { static constexpr std::string_view onnx_name = "Add"; ... };
 //
 // Optional members of Fn: `fast_float` (a kernels::binary_kind: float32 runs the kernel table's
-// vector row kernel over a collapsed broadcast plan when compiled with kernels), `output` (a fixed output dtype, e.g. bool for Less), `second_types`
+// vector row kernel over a collapsed broadcast plan when compiled with kernels), `fast_square`
+// (Pow: a float32 input 1 that is the constant 2 runs as the fast a * a), `output` (a fixed output dtype, e.g. bool for Less), `second_types`
 // (input 1 has its own dtypes, e.g. Pow's exponent; otherwise both inputs share one dtype),
 // `supported`/`second_supported` (the dtypes that get a kernel at all), `check(ctx)` (attribute
 // constraints). Ops that existed before opset 7 also take the legacy `broadcast`/`axis`
@@ -139,6 +140,10 @@ template <class Fn, class = void>
 struct has_fast_float : std::false_type {};
 template <class Fn>
 struct has_fast_float<Fn, std::void_t<decltype(Fn::fast_float)>> : std::true_type {};
+template <class Fn, class = void>
+struct has_fast_square : std::false_type {};
+template <class Fn>
+struct has_fast_square<Fn, std::void_t<decltype(Fn::fast_square)>> : std::true_type {};
 template <class Fn, class = void>
 struct has_binary_check : std::false_type {};
 template <class Fn>
@@ -351,6 +356,23 @@ struct binary_op {
     static status bind(const attributes& attrs, bind_context& ctx) {
         shape a, b, out;
         if (status s = binary_shapes(attrs, Legacy, ctx, a, b, out); s != status::ok) return s;
+        if constexpr (elementwise_detail::has_fast_square<Fn>::value) {
+            const tensor* e = ctx.input_constant(1);
+            if (ctx.kernels() && ctx.input_type(0) == dtype::float32 && e && e->type() == dtype::float32 && e->size() == 1 &&
+                e->data<float>()[0] == 2.0f) {
+                // x * x: the plan of x against itself, broadcast to the output as x is
+                fast_binary_args f;
+                f.plan = make_broadcast_args(ctx, a, b);
+                f.plan.b = f.plan.a;
+                for (std::uint32_t d = 0; d < f.plan.rank; ++d) f.plan.b_strides[d] = f.plan.a_strides[d];
+                f.plan = collapse_broadcast(f.plan);
+                f.op = kernels::binary_kind::mul;
+                f.row = ctx.kernels()->table->binary_row_f32;
+                f.pieces = elementwise_pieces(f.plan.count, ctx.kernels()->slots);
+                ctx.emit(&fast_binary_kernel, f);
+                return status::ok;
+            }
+        }
         if constexpr (elementwise_detail::has_fast_float<Fn>::value) {
             if (ctx.kernels() && ctx.input_type(0) == dtype::float32 && ctx.input_type(1) == dtype::float32) {
                 fast_binary_args f;

@@ -3,11 +3,11 @@
 // giving Y [N, C, 1, ...] with every spatial dimension 1.
 #pragma once
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 
 #include "ember/ops/op_support.hpp"
+#include "ember/ops/row_mean.hpp"
 
 EMBER_NAMESPACE_BEGIN
 namespace ops {
@@ -55,25 +55,6 @@ struct global_average_pool {
         reference(g, ctx.at<const float>(g.x), ctx.at<float>(g.y), ctx.exec);
     }
 
-    // The kernel table's vector mean, planes split over the executor in `pieces` parts (each
-    // plane is summed the same way whatever the split).
-    struct fast_args {
-        args g;
-        std::int64_t pieces = 1;
-        decltype(simd::kernel_table::row_mean_f32) mean = nullptr;
-    };
-
-    static void fast_kernel(const void* p, const run_context& ctx) noexcept {
-        const auto& f = *static_cast<const fast_args*>(p);
-        const float* x = ctx.at<const float>(f.g.x);
-        float* y = ctx.at<float>(f.g.y);
-        const std::int64_t planes = f.g.planes, size = f.g.plane_size;
-        parallel_for(ctx.exec, static_cast<std::size_t>(f.pieces), [&](std::size_t first, std::size_t stop) noexcept {
-            const std::int64_t begin = planes * static_cast<std::int64_t>(first) / f.pieces, end = planes * static_cast<std::int64_t>(stop) / f.pieces;
-            f.mean(x + begin * size, end - begin, size, y + begin);
-        });
-    }
-
     static status bind(const attributes&, bind_context& ctx) {
         const shape& x = ctx.input_shape(0);
         args g;
@@ -82,9 +63,8 @@ struct global_average_pool {
         g.planes = x[0] * x[1];
         g.plane_size = 1;
         for (std::size_t i = 2; i < x.rank(); ++i) g.plane_size *= x[i];
-        if (ctx.kernels() && g.plane_size > 0) {
-            const std::int64_t pieces = std::min(g.planes, elementwise_pieces(g.planes * g.plane_size, ctx.kernels()->slots));
-            ctx.emit(&fast_kernel, fast_args{g, std::max<std::int64_t>(pieces, 1), ctx.kernels()->table->row_mean_f32});
+        if (ctx.kernels() && g.plane_size > 0) {  // the kernel table's vector mean (ops/row_mean.hpp)
+            emit_row_mean(ctx, g.planes, g.plane_size);
             return status::ok;
         }
         ctx.emit(&kernel, g);

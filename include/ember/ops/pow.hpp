@@ -27,6 +27,7 @@ struct pow_fn {
         return types::with_bf16(types::numeric, opset, 15);
     }
     static constexpr dtype_set second_supported = types::numeric | types::bf16;
+    static constexpr bool fast_square = true;  // x ^ 2 (LayerNorm's variance) runs as x * x
 
     status check(infer_context& ctx) const {
         if (ctx.opset() < 12 && ctx.input_type(1) != ctx.input_type(0))

@@ -27,6 +27,7 @@
 
 #include "ember/ops/copy.hpp"
 #include "ember/ops/op_support.hpp"
+#include "ember/ops/row_mean.hpp"
 
 EMBER_NAMESPACE_BEGIN
 namespace ops {
@@ -379,6 +380,20 @@ struct reduce_op {
         args.x = ctx.input(0);
         args.y = ctx.output(0);
         args.geo = make_reduce_geometry(ctx.input_shape(0), p.reduced);
+        if constexpr (K == reduce_kind::mean) {
+            // float32 over a trailing block of axes (LayerNorm's mean): contiguous rows
+            const shape& in = ctx.input_shape(0);
+            std::size_t k = in.rank();
+            while (k > 0 && p.reduced[k - 1]) --k;
+            bool trailing = k < in.rank();
+            for (std::size_t i = 0; i < k; ++i) trailing = trailing && !p.reduced[i];
+            std::int64_t rows = 1, size = 1;
+            for (std::size_t i = 0; i < in.rank(); ++i) (i < k ? rows : size) *= in[i];
+            if (ctx.kernels() && ctx.input_type(0) == dtype::float32 && trailing && size > 0) {
+                emit_row_mean(ctx, rows, size);
+                return status::ok;
+            }
+        }
         kernel_fn fn = nullptr;
         reduce_detail::visit_numeric(ctx.input_type(0), [&](auto tag) { fn = &reduce_kernel<K, decltype(tag)>; });
         if (!fn) return ctx.fail(status::unsupported_op, "no kernel for dtype {}", ctx.input_type(0));

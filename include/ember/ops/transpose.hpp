@@ -73,7 +73,8 @@ struct transpose {
 
     // The definition: walks the output in order with an odometer over its outer dims, reading the
     // input through permuted strides; whole output rows are split over the executor. Elements
-    // are moved with memcpy of their size, so any dtype of that size works.
+    // are moved with memcpy of their size, so any dtype of that size works; a row that is
+    // contiguous in the input too moves as one block.
     template <std::size_t Bytes>
     static void reference(const args& g, const std::byte* x, std::byte* y, const executor* ex) noexcept {
         if (g.count == 0) return;
@@ -91,6 +92,10 @@ struct transpose {
                     rest /= g.dims[d];
                 }
                 std::byte* out = y + static_cast<std::size_t>(row * inner) * Bytes;
+                if (step == 1) {  // the last dimension stays last (attention's head split): one block
+                    std::memcpy(out, x + static_cast<std::size_t>(offset) * Bytes, static_cast<std::size_t>(inner) * Bytes);
+                    continue;
+                }
                 for (std::int64_t j = 0; j < inner; ++j)
                     std::memcpy(out + static_cast<std::size_t>(j) * Bytes, x + static_cast<std::size_t>(offset + j * step) * Bytes, Bytes);
             }

@@ -287,8 +287,7 @@ inline void fast_binary_kernel(const void* p, const run_context& ctx) noexcept {
     const float* b = ctx.at<const float>(f.plan.b);
     float* y = ctx.at<float>(f.plan.y);
     const std::int64_t count = f.plan.count, pieces = f.pieces;
-    parallel_for(ctx.exec, static_cast<std::size_t>(pieces), [&](std::size_t first, std::size_t stop) noexcept {
-        const std::int64_t begin = count * static_cast<std::int64_t>(first) / pieces, end = count * static_cast<std::int64_t>(stop) / pieces;
+    for_each_piece(ctx.exec, count, pieces, [&](std::int64_t begin, std::int64_t end) noexcept {
         const std::int64_t sa = f.plan.a_strides[f.plan.rank - 1], sb = f.plan.b_strides[f.plan.rank - 1];
         for_each_broadcast_row(f.plan, begin, end, [&](std::int64_t oa, std::int64_t ob, std::int64_t oy, std::int64_t n) noexcept {
             f.row(f.op, a + oa, sa, b + ob, sb, y + oy, n);

@@ -192,6 +192,14 @@ inline std::int64_t elementwise_pieces(std::int64_t count, std::size_t slots) no
     return std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(slots), count / elementwise_grain));
 }
 
+/// Splits [0, count) into `pieces` near-equal parts and calls body(begin, end) for each, over ex.
+template <class Body>
+void for_each_piece(const executor* ex, std::int64_t count, std::int64_t pieces, Body&& body) noexcept {
+    parallel_for(ex, static_cast<std::size_t>(pieces), [&](std::size_t first, std::size_t stop) noexcept {
+        body(count * static_cast<std::int64_t>(first) / pieces, count * static_cast<std::int64_t>(stop) / pieces);
+    });
+}
+
 /// Read-only view of one node's inputs and outputs during shape inference; infer() sets the
 /// outputs. Messages passed to fail() are prefixed with the node ("node 3 'fc1' (Gemm): ").
 class infer_context {

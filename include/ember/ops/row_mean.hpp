@@ -23,8 +23,7 @@ inline void row_mean_kernel(const void* p, const run_context& ctx) noexcept {
     const auto& f = *static_cast<const row_mean_args*>(p);
     const float* x = ctx.at<const float>(f.x);
     float* y = ctx.at<float>(f.y);
-    parallel_for(ctx.exec, static_cast<std::size_t>(f.pieces), [&](std::size_t first, std::size_t stop) noexcept {
-        const std::int64_t begin = f.rows * static_cast<std::int64_t>(first) / f.pieces, end = f.rows * static_cast<std::int64_t>(stop) / f.pieces;
+    for_each_piece(ctx.exec, f.rows, f.pieces, [&](std::int64_t begin, std::int64_t end) noexcept {
         f.mean(x + begin * f.size, end - begin, f.size, y + begin);
     });
 }

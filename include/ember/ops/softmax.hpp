@@ -106,8 +106,7 @@ struct softmax {
         const float* x = ctx.at<const float>(f.g.x);
         float* y = ctx.at<float>(f.g.y);
         const std::int64_t rows = f.g.outer, n = f.g.axis_len;
-        parallel_for(ctx.exec, static_cast<std::size_t>(f.pieces), [&](std::size_t first, std::size_t stop) noexcept {
-            const std::int64_t begin = rows * static_cast<std::int64_t>(first) / f.pieces, end = rows * static_cast<std::int64_t>(stop) / f.pieces;
+        for_each_piece(ctx.exec, rows, f.pieces, [&](std::int64_t begin, std::int64_t end) noexcept {
             f.rows(x + begin * n, y + begin * n, end - begin, n);
         });
     }

@@ -70,8 +70,7 @@ inline void fast_activation_kernel(const void* p, const run_context& ctx) noexce
     const auto& f = *static_cast<const fast_activation_args*>(p);
     const float* x = ctx.at<const float>(f.x);
     float* y = ctx.at<float>(f.y);
-    parallel_for(ctx.exec, static_cast<std::size_t>(f.pieces), [&](std::size_t first, std::size_t stop) noexcept {
-        const std::int64_t begin = f.n * static_cast<std::int64_t>(first) / f.pieces, end = f.n * static_cast<std::int64_t>(stop) / f.pieces;
+    for_each_piece(ctx.exec, f.n, f.pieces, [&](std::int64_t begin, std::int64_t end) noexcept {
         f.run(f.act, x + begin, y + begin, end - begin);
     });
 }

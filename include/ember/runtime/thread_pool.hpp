@@ -28,11 +28,11 @@ namespace detail {
 /// The CPU's spin-wait hint (x86 pause, ARM yield): the loop waits without starving the sibling
 /// hyper-thread.
 inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__) || defined(_M_X64)
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
     __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
+#elif (defined(__aarch64__) || defined(__arm__)) && (defined(__GNUC__) || defined(__clang__))
     asm volatile("yield" ::: "memory");
-#endif
+#endif  // elsewhere a plain busy loop
 }
 
 /// Spins until ready() or `spin` has passed; returns ready()'s last value.

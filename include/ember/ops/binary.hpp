@@ -12,8 +12,9 @@
 //
 // Optional members of Fn: `fast_float` (a kernels::binary_kind: float32 runs the kernel table's
 // vector row kernel over a collapsed broadcast plan when compiled with kernels), `fast_square`
-// (Pow: a float32 input 1 that is the constant 2 runs as the fast a * a), `output` (a fixed output dtype, e.g. bool for Less), `second_types`
-// (input 1 has its own dtypes, e.g. Pow's exponent; otherwise both inputs share one dtype),
+// (Pow: a float32 input 1 that is the constant 2 runs as the fast a * a), `output` (a fixed
+// output dtype, e.g. bool for Less), `second_types` (input 1 has its own dtypes, e.g. Pow's
+// exponent; otherwise both inputs share one dtype),
 // `supported`/`second_supported` (the dtypes that get a kernel at all), `check(ctx)` (attribute
 // constraints). Ops that existed before opset 7 also take the legacy `broadcast`/`axis`
 // attributes (legacy_broadcast_attributes()): B's shape matches a run of A's dimensions.

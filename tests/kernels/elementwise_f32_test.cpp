@@ -266,3 +266,42 @@ TEST_CASE("ReduceMean over trailing axes runs the row mean on every table; other
         }
     }
 }
+
+TEST_CASE("LayerNormalization runs the vector kernel on every table where Scale and B are per row; elsewhere the reference") {
+    using ember::attribute;
+    struct ln_case {
+        ember::shape x, scale, b;  // b empty: no B
+        std::int64_t axis;
+        std::size_t outputs;
+    };
+    const ln_case cases[] = {
+        {{4, 33, 64}, {64}, {64}, -1, 1},         {{2, 128, 256}, {256}, {256}, -1, 3},  // the transformer case, with Mean and InvStdDev
+        {{3, 5, 7}, {5, 7}, {}, 1, 3},            {{6, 17}, {17}, {1}, -1, 1},            // B broadcast: reference
+        {{2, 3, 5}, {3, 1}, {}, 1, 1},            {{5, 3}, {5, 1}, {}, 0, 2},             // Scale not per row: reference
+    };
+    std::uint32_t seed = 31;
+    for (const ln_case& c : cases) {
+        CAPTURE(c.x);
+        std::vector<ember::tensor> inputs{ember::test::random_f32(c.x, seed++, -3.0f, 5.0f), ember::test::random_f32(c.scale, seed++)};
+        if (!c.b.empty()) inputs.push_back(ember::test::random_f32(c.b, seed++));
+        const std::vector<attribute> attrs{attribute::of("axis", c.axis), attribute::of("epsilon", 1e-5f)};
+        ember::test::node_setup setup;
+        setup.output_count = c.outputs;
+        setup.options.isa = "reference";
+        const ember::test::node_run ref = ember::test::run_node_with("LayerNormalization", inputs, attrs, setup);
+        REQUIRE_MESSAGE(ref.compiled, ref.error.message);
+        ember::thread_pool pool(2);
+        const ember::executor ex = pool.as_executor();
+        for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables())
+            for (const ember::executor* e : {static_cast<const ember::executor*>(nullptr), &ex}) {
+                CAPTURE(t->name);
+                setup.options.isa = std::string(t->name);
+                setup.exec = e;
+                const ember::test::node_run r = ember::test::run_node_with("LayerNormalization", inputs, attrs, setup);
+                REQUIRE_MESSAGE(r.compiled, r.error.message);
+                REQUIRE(r.run_status == ember::status::ok);
+                for (std::size_t k = 0; k < c.outputs; ++k)
+                    ember::test::check_close(ember::test::values_f32(r.outputs[k]), ember::test::values_f32(ref.outputs[k]), 1e-5f, 1e-4f);
+            }
+    }
+}

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The float32 element-wise, reduction and normalisation kernels over xsimd that the ops outside
 // GEMM and convolution run: one row of a broadcasting binary op (Add, Sub, Mul, Div), the
-// activations as stand-alone ops, the mean of each plane (GlobalAveragePool), and softmax along a
-// contiguous axis. Each works on one contiguous range; the ops split the work over the executor
-// and walk the broadcast strides, so these stay small and the same on every ISA.
+// activations as stand-alone ops, the mean of each plane (GlobalAveragePool), softmax along a
+// contiguous axis and LayerNormalization over trailing axes. Each works on one contiguous range;
+// the ops split the work over the executor and walk the broadcast strides, so these stay small
+// and the same on every ISA.
 //
 // Bits: add, sub, mul and div are IEEE operations and match the scalar reference exactly (tails
 // run as scalars here, which is the same operation). Sums (the mean, softmax's denominator) are
@@ -11,6 +12,7 @@
 // match it to rounding. The activations and softmax's exp are xsimd's, within a few ULP of std::.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -187,6 +189,41 @@ void softmax_rows_f32(const float* x, float* y, std::int64_t rows, std::int64_t 
         const B vinv(inv);
         for (i = 0; i + W <= n; i += W) (B::load_unaligned(yr + i) * vinv).store_unaligned(yr + i);
         for (; i < n; ++i) yr[i] *= inv;
+    }
+}
+
+/// LayerNormalization of `rows` contiguous rows of n floats (n > 0): y = (x - mean) /
+/// sqrt(var + eps) * scale + bias, population variance, two passes over the row in float (the
+/// reference works in double). scale and bias hold n values (bias may be null); mean and inv_std,
+/// when not null, get each row's statistics.
+template <class Arch>
+void layer_norm_rows_f32(const float* x, const float* scale, const float* bias, float* y, float* mean, float* inv_std, std::int64_t rows,
+                         std::int64_t n, float eps) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    for (std::int64_t r = 0; r < rows; ++r) {
+        const float* xr = x + r * n;
+        float* yr = y + r * n;
+        const float mu = elementwise_detail::sum<Arch>(xr, n) / static_cast<float>(n);
+        const B vmu(mu);
+        B acc(0.0f);
+        std::int64_t i = 0;
+        for (; i + W <= n; i += W) {
+            const B d = B::load_unaligned(xr + i) - vmu;
+            acc = xsimd::fma(d, d, acc);
+        }
+        float sq = elementwise_detail::lane_sum<Arch>(acc);
+        for (; i < n; ++i) sq += (xr[i] - mu) * (xr[i] - mu);
+        const float inv = 1.0f / std::sqrt(sq / static_cast<float>(n) + eps);
+        const B vinv(inv);
+        for (i = 0; i + W <= n; i += W) {
+            B v = (B::load_unaligned(xr + i) - vmu) * vinv * B::load_unaligned(scale + i);
+            if (bias) v += B::load_unaligned(bias + i);
+            v.store_unaligned(yr + i);
+        }
+        for (; i < n; ++i) yr[i] = (xr[i] - mu) * inv * scale[i] + (bias ? bias[i] : 0.0f);
+        if (mean) mean[r] = mu;
+        if (inv_std) inv_std[r] = inv;
     }
 }
 

@@ -8,6 +8,7 @@
 // computed in double).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -66,6 +67,7 @@ struct layer_normalization {
         shape dims;  // X's
         std::int64_t scale_strides[max_rank] = {}, b_strides[max_rank] = {};
         std::int64_t rows = 0, size = 0;
+        std::size_t axis = 0;  // normalised: the rows are dims [0, axis)
         double epsilon = 0.0;
     };
 
@@ -83,6 +85,7 @@ struct layer_normalization {
         if (!normalize_axis(a.axis, x.rank(), k))
             return ctx.fail(status::invalid_model, "axis {} is out of range for X of shape {} (rank {})", a.axis, x, x.rank());
         g.dims = x;
+        g.axis = k;
         if (!strides_towards(ctx.input_shape(1), x, g.scale_strides))
             return ctx.fail(status::shape_mismatch, "Scale of shape {} does not broadcast to X of shape {}", ctx.input_shape(1), x);
         g.has_b = ctx.has_input(2);
@@ -150,6 +153,39 @@ struct layer_normalization {
                      g.has_mean ? ctx.at<float>(g.mean) : nullptr, g.has_inv_std ? ctx.at<float>(g.inv_std) : nullptr, ctx.exec);
     }
 
+    // float32 with Scale and B holding one value per position of the row (the usual [size]):
+    // the kernel table's vector LayerNorm, rows split over the executor in `pieces` parts.
+    struct fast_args {
+        args g;
+        std::int64_t pieces = 1;
+        decltype(simd::kernel_table::layer_norm_rows_f32) rows = nullptr;
+    };
+
+    /// Whether an operand of shape `s` and strides towards X has one value per row position.
+    /// (As many values as a row, and none along the leading dimensions: then every trailing
+    /// dimension matches X's, so the operand is the row's layout.)
+    static bool per_row(const args& g, const std::int64_t* strides, const shape& s) noexcept {
+        if (s.elements() != g.size) return false;
+        for (std::size_t i = 0; i < g.axis; ++i)
+            if (strides[i] != 0) return false;
+        return true;
+    }
+
+    static void fast_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        const args& g = f.g;
+        const float* x = ctx.at<const float>(g.x);
+        const float* scale = ctx.at<const float>(g.scale);
+        const float* b = g.has_b ? ctx.at<const float>(g.b) : nullptr;
+        float* y = ctx.at<float>(g.y);
+        float* mean = g.has_mean ? ctx.at<float>(g.mean) : nullptr;
+        float* inv_std = g.has_inv_std ? ctx.at<float>(g.inv_std) : nullptr;
+        for_each_piece(ctx.exec, g.rows, f.pieces, [&](std::int64_t begin, std::int64_t end) noexcept {
+            f.rows(x + begin * g.size, scale, b, y + begin * g.size, mean ? mean + begin : nullptr, inv_std ? inv_std + begin : nullptr,
+                   end - begin, g.size, static_cast<float>(g.epsilon));
+        });
+    }
+
     static status bind(const attributes& a, bind_context& ctx) {
         args g;
         shape stats;
@@ -162,6 +198,15 @@ struct layer_normalization {
         g.has_inv_std = ctx.has_output(2);
         if (g.has_mean) g.mean = ctx.output(1);
         if (g.has_inv_std) g.inv_std = ctx.output(2);
+        if (ctx.kernels() && ctx.input_type(0) == dtype::float32 && g.size > 0 && per_row(g, g.scale_strides, ctx.input_shape(1)) &&
+            (!g.has_b || per_row(g, g.b_strides, ctx.input_shape(2)))) {
+            fast_args f;
+            f.g = g;
+            f.pieces = std::max<std::int64_t>(1, std::min(g.rows, elementwise_pieces(g.rows * g.size, ctx.kernels()->slots)));
+            f.rows = ctx.kernels()->table->layer_norm_rows_f32;
+            ctx.emit(&fast_kernel, f);
+            return status::ok;
+        }
         norm_detail::emit_floating<layer_normalization>(ctx, g);
         return status::ok;
     }

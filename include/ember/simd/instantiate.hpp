@@ -40,6 +40,7 @@ const kernel_table& kernel_table_for() noexcept {
         &kernels::activation_f32<Arch>,
         &kernels::row_mean_f32<Arch>,
         &kernels::softmax_rows_f32<Arch>,
+        &kernels::layer_norm_rows_f32<Arch>,
     };
     return table;
 }

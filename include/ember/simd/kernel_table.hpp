@@ -45,6 +45,8 @@ struct kernel_table {
     void (*activation_f32)(const kernels::activation_spec& act, const float* x, float* y, std::int64_t n) noexcept = nullptr;
     void (*row_mean_f32)(const float* x, std::int64_t rows, std::int64_t size, float* y) noexcept = nullptr;
     void (*softmax_rows_f32)(const float* x, float* y, std::int64_t rows, std::int64_t n) noexcept = nullptr;
+    void (*layer_norm_rows_f32)(const float* x, const float* scale, const float* bias, float* y, float* mean, float* inv_std,
+                                std::int64_t rows, std::int64_t n, float eps) noexcept = nullptr;
 };
 
 /// Arch's table. Defined in simd/instantiate.hpp: included below without dispatch, by one

@@ -296,6 +296,16 @@ inline void fast_binary_kernel(const void* p, const run_context& ctx) noexcept {
     });
 }
 
+/// Emits the fast float32 step of `op` over `plan` (collapsed here).
+inline void emit_fast_binary(bind_context& ctx, const broadcast_args& plan, kernels::binary_kind op) {
+    fast_binary_args f;
+    f.plan = collapse_broadcast(plan);
+    f.op = op;
+    f.row = ctx.kernels()->table->binary_row_f32;
+    f.pieces = elementwise_pieces(f.plan.count, ctx.kernels()->slots);
+    ctx.emit(&fast_binary_kernel, f);
+}
+
 /// A broadcasting binary op over Fn. `Legacy`: the op has the opset < 7 broadcast/axis attributes.
 template <class Fn, bool Legacy = false,
           op_flags Flags = (elementwise_detail::binary_output<Fn>::value == dtype::undefined ? op_flags::elementwise | op_flags::in_place
@@ -361,26 +371,16 @@ struct binary_op {
             if (ctx.kernels() && ctx.input_type(0) == dtype::float32 && e && e->type() == dtype::float32 && e->size() == 1 &&
                 e->data<float>()[0] == 2.0f) {
                 // x * x: the plan of x against itself, broadcast to the output as x is
-                fast_binary_args f;
-                f.plan = make_broadcast_args(ctx, a, b);
-                f.plan.b = f.plan.a;
-                for (std::uint32_t d = 0; d < f.plan.rank; ++d) f.plan.b_strides[d] = f.plan.a_strides[d];
-                f.plan = collapse_broadcast(f.plan);
-                f.op = kernels::binary_kind::mul;
-                f.row = ctx.kernels()->table->binary_row_f32;
-                f.pieces = elementwise_pieces(f.plan.count, ctx.kernels()->slots);
-                ctx.emit(&fast_binary_kernel, f);
+                broadcast_args plan = make_broadcast_args(ctx, a, b);
+                plan.b = plan.a;
+                for (std::uint32_t d = 0; d < plan.rank; ++d) plan.b_strides[d] = plan.a_strides[d];
+                emit_fast_binary(ctx, plan, kernels::binary_kind::mul);
                 return status::ok;
             }
         }
         if constexpr (elementwise_detail::has_fast_float<Fn>::value) {
             if (ctx.kernels() && ctx.input_type(0) == dtype::float32 && ctx.input_type(1) == dtype::float32) {
-                fast_binary_args f;
-                f.plan = collapse_broadcast(make_broadcast_args(ctx, a, b));
-                f.op = Fn::fast_float;
-                f.row = ctx.kernels()->table->binary_row_f32;
-                f.pieces = elementwise_pieces(f.plan.count, ctx.kernels()->slots);
-                ctx.emit(&fast_binary_kernel, f);
+                emit_fast_binary(ctx, make_broadcast_args(ctx, a, b), Fn::fast_float);
                 return status::ok;
             }
         }

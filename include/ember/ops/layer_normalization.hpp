@@ -8,7 +8,6 @@
 // computed in double).
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -202,7 +201,7 @@ struct layer_normalization {
             (!g.has_b || per_row(g, g.b_strides, ctx.input_shape(2)))) {
             fast_args f;
             f.g = g;
-            f.pieces = std::max<std::int64_t>(1, std::min(g.rows, elementwise_pieces(g.rows * g.size, ctx.kernels()->slots)));
+            f.pieces = row_pieces(g.rows, g.size, ctx.kernels()->slots);
             f.rows = ctx.kernels()->table->layer_norm_rows_f32;
             ctx.emit(&fast_kernel, f);
             return status::ok;

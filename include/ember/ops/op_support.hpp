@@ -192,6 +192,11 @@ inline std::int64_t elementwise_pieces(std::int64_t count, std::size_t slots) no
     return std::max<std::int64_t>(1, std::min<std::int64_t>(static_cast<std::int64_t>(slots), count / elementwise_grain));
 }
 
+/// Pieces for `rows` rows of `size` elements: as elementwise_pieces, at most one per row, at least 1.
+inline std::int64_t row_pieces(std::int64_t rows, std::int64_t size, std::size_t slots) noexcept {
+    return std::max<std::int64_t>(1, std::min(rows, elementwise_pieces(rows * size, slots)));
+}
+
 /// Splits [0, count) into `pieces` near-equal parts and calls body(begin, end) for each, over ex.
 template <class Body>
 void for_each_piece(const executor* ex, std::int64_t count, std::int64_t pieces, Body&& body) noexcept {

@@ -5,7 +5,6 @@
 // split).
 #pragma once
 
-#include <algorithm>
 #include <cstdint>
 
 #include "ember/ops/op_support.hpp"
@@ -35,7 +34,7 @@ inline void emit_row_mean(bind_context& ctx, std::int64_t rows, std::int64_t siz
     f.y = ctx.output(0);
     f.rows = rows;
     f.size = size;
-    f.pieces = std::max<std::int64_t>(1, std::min(rows, elementwise_pieces(rows * size, ctx.kernels()->slots)));
+    f.pieces = row_pieces(rows, size, ctx.kernels()->slots);
     f.mean = ctx.kernels()->table->row_mean_f32;
     ctx.emit(&row_mean_kernel, f);
 }

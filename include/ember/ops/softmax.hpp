@@ -5,7 +5,6 @@
 // normalised along the single dimension `axis` (default -1).
 #pragma once
 
-#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -116,8 +115,7 @@ struct softmax {
         g.x = ctx.input(0);
         g.y = ctx.output(0);
         if (ctx.kernels() && g.inner == 1 && g.axis_len > 0 && g.outer > 0) {
-            const std::int64_t pieces = std::min(g.outer, elementwise_pieces(g.outer * g.axis_len, ctx.kernels()->slots));
-            ctx.emit(&fast_kernel, fast_args{g, pieces, ctx.kernels()->table->softmax_rows_f32});
+            ctx.emit(&fast_kernel, fast_args{g, row_pieces(g.outer, g.axis_len, ctx.kernels()->slots), ctx.kernels()->table->softmax_rows_f32});
             return status::ok;
         }
         ctx.emit(&kernel, g);

@@ -108,6 +108,28 @@ private:
     error_info error_;
 };
 
+/// Success, or the error that prevented it, for calls that have nothing else to return
+/// (result<void> is what the image transforms give: `if (auto r = resize(a, b); !r) ...`).
+template <>
+class [[nodiscard]] result<void> {
+public:
+    result() noexcept = default;
+    result(error_info error) : has_value_(false), error_(std::move(error)) {
+        if (error_.code == status::ok) error_.code = status::invalid_argument;
+    }
+    result(status code, std::string message) : result(error_info{code, -1, std::move(message)}) {}
+
+    explicit operator bool() const noexcept { return has_value_; }
+    bool has_value() const noexcept { return has_value_; }
+    /// The failure; code is status::ok on success.
+    const error_info& error() const noexcept { return error_; }
+    status code() const noexcept { return has_value_ ? status::ok : error_.code; }
+
+private:
+    bool has_value_ = true;
+    error_info error_;
+};
+
 #if EMBER_HAS_EXCEPTIONS
 /// Thrown only by the opt-in convenience wrappers; carries the error_info.
 class exception : public std::runtime_error {
@@ -124,6 +146,9 @@ template <class T>
 T value_or_throw(result<T>&& r) {
     if (!r) throw exception(r.error());
     return std::move(*r);
+}
+inline void value_or_throw(result<void>&& r) {
+    if (!r) throw exception(r.error());
 }
 #endif
 

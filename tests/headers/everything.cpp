@@ -3,3 +3,5 @@
 // header would be defined twice and fail to link.
 #include <ember/ember.hpp>
 #include <ember/onnx.hpp>
+#include <ember/image.hpp>
+#include <ember/post.hpp>

@@ -6,21 +6,10 @@
 #include <ember/core/tensor.hpp>
 #include <ember/status.hpp>
 
+#include "support/counting_allocator.hpp"
+
 namespace {
-struct counting {
-    int allocs = 0, frees = 0;
-    bool fail = false;
-};
-void* counting_alloc(void* ctx, std::size_t bytes, std::size_t alignment) noexcept {
-    auto* c = static_cast<counting*>(ctx);
-    if (c->fail) return nullptr;
-    ++c->allocs;
-    return ember::default_allocator().allocate(bytes, alignment);
-}
-void counting_free(void* ctx, void* p, std::size_t bytes, std::size_t alignment) noexcept {
-    ++static_cast<counting*>(ctx)->frees;
-    ember::default_allocator().deallocate(p, bytes, alignment);
-}
+using counting = ember::test::counting_allocator;
 } // namespace
 
 TEST_CASE("tensor: copy_of keeps the values; copies are deep") {
@@ -46,7 +35,7 @@ TEST_CASE("tensor: wrong value count, undefined dtype and overflow are errors, n
 
 TEST_CASE("tensor: memory comes from the given allocator, and its failure is out_of_memory") {
     counting c;
-    const ember::allocator alloc{&c, &counting_alloc, &counting_free};
+    const ember::allocator alloc = c.get();
     {
         auto t = ember::tensor::create(ember::dtype::int32, {10}, alloc);
         REQUIRE(t);

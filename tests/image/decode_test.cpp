@@ -15,6 +15,7 @@
 #include <ember/image/decode.hpp>
 #include <ember/image/encode.hpp>
 
+#include "support/counting_allocator.hpp"
 #include "support/read_file.hpp"
 
 namespace {
@@ -22,17 +23,6 @@ namespace {
 namespace img = ember::image;
 
 const std::string fixtures = std::string(EMBER_SOURCE_DIR) + "/tests/image/fixtures/";
-
-/// An allocator that counts its calls (the decoder's and the image's).
-struct counting {
-    int allocations = 0;
-    static void* alloc(void* ctx, std::size_t bytes, std::size_t alignment) noexcept {
-        ++static_cast<counting*>(ctx)->allocations;
-        return ::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(alignment), std::nothrow);
-    }
-    static void free(void*, void* p, std::size_t, std::size_t alignment) noexcept { ::operator delete(p, std::align_val_t(alignment)); }
-    ember::allocator get() { return {this, &alloc, &free}; }
-};
 
 /// A w x h x c picture with a pattern that differs in every pixel and channel.
 img::image pattern(int w, int h, int c) {
@@ -110,22 +100,22 @@ TEST_CASE("image: the fixture decodes to the pixels Pillow wrote, and channels c
 }
 
 TEST_CASE("image: a decoder and an image reused for same-sized pictures allocate nothing after the first") {
-    counting count;
+    ember::test::counting_allocator count;
     img::decoder dec(count.get());
     img::image out(count.get());
     std::string png;
     REQUIRE(ember::test::read_file(fixtures + "source_53x37.png", png));
     REQUIRE(dec.decode_memory(png.data(), png.size(), out));
-    CHECK(count.allocations > 0);
-    const int first = count.allocations;
+    CHECK(count.allocs > 0);
+    const int first = count.allocs;
     for (int i = 0; i < 3; ++i) REQUIRE(dec.decode_memory(png.data(), png.size(), out));
-    CHECK(count.allocations == first);
+    CHECK(count.allocs == first);
     // A smaller picture fits too.
     const img::image small = pattern(8, 8, 3);
     std::vector<std::uint8_t> small_png;
     REQUIRE(img::encode_png(small.view(), small_png));
     REQUIRE(dec.decode_memory(small_png.data(), small_png.size(), out));
-    CHECK(count.allocations == first);
+    CHECK(count.allocs == first);
     CHECK(bytes_of(out) == bytes_of(small));
 }
 

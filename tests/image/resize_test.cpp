@@ -16,6 +16,8 @@
 #include <ember/image/resize.hpp>
 #include <ember/image/transform.hpp>
 
+#include "support/counting_allocator.hpp"
+
 namespace {
 
 namespace img = ember::image;
@@ -27,16 +29,6 @@ img::image load(const std::string& name) {
     REQUIRE_MESSAGE(r, r.error().message);
     return std::move(*r);
 }
-
-struct counting {
-    int allocations = 0;
-    static void* alloc(void* ctx, std::size_t bytes, std::size_t alignment) noexcept {
-        ++static_cast<counting*>(ctx)->allocations;
-        return ::operator new(bytes == 0 ? 1 : bytes, std::align_val_t(alignment), std::nothrow);
-    }
-    static void free(void*, void* p, std::size_t, std::size_t alignment) noexcept { ::operator delete(p, std::align_val_t(alignment)); }
-    ember::allocator get() { return {this, &alloc, &free}; }
-};
 
 /// Largest per-byte difference of two same-sized pictures.
 int worst_difference(const img::image& a, const img::image& b) {
@@ -95,7 +87,7 @@ TEST_CASE("resize: the area filter is the mean over each output pixel's footprin
 
 TEST_CASE("resize: the same size copies, channels must agree, and a reused resizer allocates nothing") {
     const img::image src = load("source_53x37.png");
-    counting count;
+    ember::test::counting_allocator count;
     img::resizer rs(count.get());
     img::image same;
     REQUIRE(same.reshape(53, 37, 3));
@@ -110,10 +102,10 @@ TEST_CASE("resize: the same size copies, channels must agree, and a reused resiz
     img::image small;
     REQUIRE(small.reshape(20, 15, 3));
     REQUIRE(rs.resize(src.view(), small.view()));
-    const int first = count.allocations;
+    const int first = count.allocs;
     CHECK(first > 0);
     for (int i = 0; i < 3; ++i) REQUIRE(rs.resize(src.view(), small.view()));
-    CHECK(count.allocations == first);
+    CHECK(count.allocs == first);
 }
 
 TEST_CASE("letterbox: scales to fit, centres, fills the rest, and says where") {

@@ -31,6 +31,7 @@
 #include <vector>
 
 #include "ember/config.hpp"
+#include "ember/detail/stb_warnings.hpp"
 #include "ember/core/allocator.hpp"
 #include "ember/detail/format.hpp"
 #include "ember/detail/read_file.hpp"
@@ -165,28 +166,13 @@ EMBER_NAMESPACE_END
 #define STBI_MALLOC(bytes) ::ember::image::detail::stb_malloc(bytes)
 #define STBI_REALLOC(p, bytes) ::ember::image::detail::stb_realloc(p, bytes)
 #define STBI_FREE(p) ::ember::image::detail::stb_free(p)
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
-#pragma GCC diagnostic ignored "-Wcast-qual"
-#pragma GCC diagnostic ignored "-Wdouble-promotion"
-#pragma GCC diagnostic ignored "-Wold-style-cast"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#endif
+EMBER_STB_WARNINGS_OFF
 #if __has_include(<stb/stb_image.h>)
 #include <stb/stb_image.h>
 #else
 #include <stb_image.h>
 #endif
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+EMBER_STB_WARNINGS_ON
 #undef STB_IMAGE_IMPLEMENTATION
 
 EMBER_NAMESPACE_BEGIN

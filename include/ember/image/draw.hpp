@@ -29,6 +29,7 @@
 #include <string_view>
 
 #include "ember/config.hpp"
+#include "ember/detail/stb_warnings.hpp"
 #include "ember/core/span.hpp"
 #include "ember/core/tensor.hpp"
 #include "ember/detail/format.hpp"
@@ -38,20 +39,7 @@
 #include "ember/post/classify.hpp"
 #include "ember/status.hpp"
 
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wcast-qual"
-#pragma GCC diagnostic ignored "-Wcast-align"
-#pragma GCC diagnostic ignored "-Wdouble-promotion"
-#pragma GCC diagnostic ignored "-Wold-style-cast"
-#pragma GCC diagnostic ignored "-Wshadow"
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#endif
+EMBER_STB_WARNINGS_OFF
 #if __has_include(<stb/stb_easy_font.h>)
 #include <stb/stb_easy_font.h>
 #elif __has_include(<stb_easy_font.h>)
@@ -59,9 +47,7 @@
 #else
 #error "ember/image/draw.hpp needs stb_easy_font.h (Debian: apt install libstb-dev)"
 #endif
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+EMBER_STB_WARNINGS_ON
 
 EMBER_NAMESPACE_BEGIN
 namespace image {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "ember/config.hpp"
+#include "ember/detail/stb_warnings.hpp"
 #include "ember/core/tensor.hpp"
 #include "ember/detail/format.hpp"
 #include "ember/image/image.hpp"
@@ -28,25 +29,13 @@
 #define STB_IMAGE_WRITE_STATIC
 #define STB_IMAGE_WRITE_IMPLEMENTATION
 #define STBI_WRITE_NO_STDIO
-#if defined(__GNUC__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wunused-function"
-#pragma GCC diagnostic ignored "-Wsign-compare"
-#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
-#pragma GCC diagnostic ignored "-Wunused-parameter"
-#pragma GCC diagnostic ignored "-Wimplicit-fallthrough"
-#pragma GCC diagnostic ignored "-Wold-style-cast"
-#pragma GCC diagnostic ignored "-Wconversion"
-#pragma GCC diagnostic ignored "-Wsign-conversion"
-#endif
+EMBER_STB_WARNINGS_OFF
 #if __has_include(<stb/stb_image_write.h>)
 #include <stb/stb_image_write.h>
 #else
 #include <stb_image_write.h>
 #endif
-#if defined(__GNUC__)
-#pragma GCC diagnostic pop
-#endif
+EMBER_STB_WARNINGS_ON
 #undef STB_IMAGE_WRITE_IMPLEMENTATION
 
 EMBER_NAMESPACE_BEGIN

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <ember/image/decode.hpp>
@@ -43,7 +44,8 @@ int worst_difference(const img::image& a, const img::image& b) {
 TEST_CASE("resize: bilinear is Pillow's Image.resize(BILINEAR) byte for byte, down and up") {
     const img::image src = load("source_53x37.png");
     img::resizer rs;
-    for (auto [w, h] : {std::pair{28, 28}, {13, 9}, {100, 80}, {53, 20}, {211, 17}}) {
+    for (const std::pair<int, int>& size : {std::pair{28, 28}, {13, 9}, {100, 80}, {53, 20}, {211, 17}}) {
+        const int w = size.first, h = size.second;  // not a structured binding: CAPTURE's lambda takes them
         CAPTURE(w);
         CAPTURE(h);
         const img::image want = load("bilinear_" + std::to_string(w) + "x" + std::to_string(h) + ".png");
@@ -57,7 +59,8 @@ TEST_CASE("resize: bilinear is Pillow's Image.resize(BILINEAR) byte for byte, do
 TEST_CASE("resize: the area filter is the mean over each output pixel's footprint") {
     const img::image src = load("source_53x37.png");
     img::resizer rs;
-    for (auto [w, h] : {std::pair{13, 9}, {26, 18}, {7, 30}, {52, 36}}) {
+    for (const std::pair<int, int>& size : {std::pair{13, 9}, {26, 18}, {7, 30}, {52, 36}}) {
+        const int w = size.first, h = size.second;
         CAPTURE(w);
         CAPTURE(h);
         img::image got;

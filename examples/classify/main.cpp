@@ -43,10 +43,13 @@
 #include <ember/onnx.hpp>
 #include <ember/post.hpp>
 
+#include "../common/cli.hpp"
+
 namespace {
 
-constexpr int exit_usage = 2;
-constexpr int exit_failure = 1;
+using example::exit_failure;
+using example::exit_usage;
+using example::fail;
 
 constexpr std::string_view usage =
     "usage: classify [--model MODEL.onnx --labels FILE] [--top K] [--threads N] [--resize S]\n"
@@ -59,13 +62,6 @@ constexpr std::string_view usage =
     "  --resize S       resize the shorter side to S, then crop the middle H x W\n"
     "  --mean, --std    per-channel normalisation after scaling to [0, 1] (default 0 and 1)\n"
     "  --bgr            feed channels as B, G, R (models trained on OpenCV pictures)\n";
-
-struct failure {
-    std::string what, why;
-    int code = exit_failure;
-};
-
-[[noreturn]] void fail(std::string what, std::string why, int code = exit_failure) { throw failure{std::move(what), std::move(why), code}; }
 
 struct options {
     std::string model = EMBER_BUNDLED_MODEL_DIR "/model.onnx";
@@ -132,12 +128,12 @@ options parse_args(int argc, char** argv) {
         } else if (arg == "--bgr") {
             o.norm.bgr = true;
         } else if (arg.size() > 1 && arg[0] == '-') {
-            fail(arg, "unknown option\n" + std::string(usage), exit_usage);
+            fail(arg, "unknown option (see --help)", exit_usage);
         } else {
             o.inputs.push_back(arg);
         }
     }
-    if (o.inputs.empty()) fail("command line", "no image given\n" + std::string(usage), exit_usage);
+    if (o.inputs.empty()) fail("command line", "no image given (see --help)", exit_usage);
     if (std_given)
         for (float s : o.norm.std)
             if (!(s != 0.0f)) fail("--std", "a standard deviation of 0", exit_usage);
@@ -421,13 +417,5 @@ int run(const options& o) {
 } // namespace
 
 int main(int argc, char** argv) {
-    try {
-        return run(parse_args(argc, argv));
-    } catch (const failure& f) {
-        std::fprintf(stderr, "classify: %s: %s\n", f.what.c_str(), f.why.c_str());
-        return f.code;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "classify: internal error: %s\n", e.what());
-    }
-    return exit_failure;
+    return example::run_main("classify", [&] { return run(parse_args(argc, argv)); });
 }

@@ -28,10 +28,13 @@
 #include <ember/io/npy.hpp>
 #include <ember/onnx.hpp>
 
+#include "../common/cli.hpp"
+
 namespace {
 
-constexpr int exit_usage = 2;
-constexpr int exit_failure = 1;
+using example::exit_failure;
+using example::exit_usage;
+using example::fail;
 
 constexpr std::string_view usage =
     "usage: ember-run MODEL.onnx --input NAME=FILE.npy ... [--fix NAME=FILE.npy ...] [--output-dir DIR]\n"
@@ -43,21 +46,6 @@ constexpr std::string_view usage =
     "  --repeat N             time N runs and print latency min/median/p90 in ms\n"
     "                         (6 decimals when under 1 ms)\n"
     "  --warmup N             untimed runs before the timed ones (default 1 with --repeat)\n";
-
-/// Thrown inside this file only: one line for stderr and the exit code.
-struct failure {
-    std::string what, why;
-    int code = exit_failure;
-};
-
-[[noreturn]] void fail(std::string what, std::string why, int code = exit_failure) { throw failure{std::move(what), std::move(why), code}; }
-
-std::string one_line(std::string s) {
-    for (char& c : s)
-        if (c == '\n' || c == '\r') c = ' ';
-    while (!s.empty() && s.back() == ' ') s.pop_back();
-    return s;
-}
 
 std::string sanitise(std::string_view name) {
     std::string out(name);
@@ -303,15 +291,5 @@ int run(const options& o) {
 } // namespace
 
 int main(int argc, char** argv) {
-    try {
-        return run(parse_args(argc, argv));
-    } catch (const failure& f) {
-        std::fprintf(stderr, "ember-run: %s: %s\n", one_line(f.what).c_str(), one_line(f.why).c_str());
-        return f.code;
-    } catch (const std::bad_alloc&) {
-        std::fputs("ember-run: memory: out of memory\n", stderr);
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "ember-run: internal error: %s\n", one_line(e.what()).c_str());
-    }
-    return exit_failure;
+    return example::run_main("ember-run", [&] { return run(parse_args(argc, argv)); });
 }

@@ -38,32 +38,20 @@
 #include <ember/onnx.hpp>
 #include <ember/post.hpp>
 
+#include "../common/cli.hpp"
+
 namespace {
 
-constexpr int exit_usage = 2;
-constexpr int exit_failure = 1;
+using example::exit_failure;
+using example::exit_usage;
+using example::checked;
+using example::fail;
 
 constexpr std::string_view usage =
     "usage: ocr IMAGE [--out boxes.png] [--models DIR]\n"
     "  --out FILE     also write the picture with the text boxes drawn, as PNG\n"
     "  --models DIR   the folder with ch_PP-OCRv4_det_infer.onnx, ch_PP-OCRv4_rec_infer.onnx and\n"
     "                 ppocr_keys_v1.txt (default: what tools/fetch_ocr_models.sh installs)\n";
-
-struct failure {
-    std::string what, why;
-    int code = exit_failure;
-};
-
-[[noreturn]] void fail(std::string what, std::string why, int code = exit_failure) { throw failure{std::move(what), std::move(why), code}; }
-
-template <class T>
-T checked(ember::result<T> r, const std::string& what) {
-    if (!r) fail(what, r.error().message);
-    return std::move(*r);
-}
-void checked(ember::result<void> r, const std::string& what) {
-    if (!r) fail(what, r.error().message);
-}
 
 // PaddleOCR's defaults (tools/infer/utility.py): det_limit_side_len 960 with det_limit_type
 // 'max', det_db_thresh 0.3, det_db_box_thresh 0.6, det_db_unclip_ratio 1.5, rec_image_shape
@@ -114,14 +102,14 @@ options parse_args(int argc, char** argv) {
         } else if (arg == "--models") {
             o.models = value();
         } else if (arg.size() > 1 && arg[0] == '-') {
-            fail(arg, "unknown option\n" + std::string(usage), exit_usage);
+            fail(arg, "unknown option (see --help)", exit_usage);
         } else if (!o.image.empty()) {
-            fail(arg, "only one image at a time\n" + std::string(usage), exit_usage);
+            fail(arg, "only one image at a time (see --help)", exit_usage);
         } else {
             o.image = arg;
         }
     }
-    if (o.image.empty()) fail("command line", "no image given\n" + std::string(usage), exit_usage);
+    if (o.image.empty()) fail("command line", "no image given (see --help)", exit_usage);
     if (o.models.empty()) o.models = default_models_dir();
     return o;
 }
@@ -657,13 +645,5 @@ int run(const options& o) {
 } // namespace
 
 int main(int argc, char** argv) {
-    try {
-        return run(parse_args(argc, argv));
-    } catch (const failure& f) {
-        std::fprintf(stderr, "ocr: %s: %s\n", f.what.c_str(), f.why.c_str());
-        return f.code;
-    } catch (const std::exception& e) {
-        std::fprintf(stderr, "ocr: internal error: %s\n", e.what());
-    }
-    return exit_failure;
+    return example::run_main("ocr", [&] { return run(parse_args(argc, argv)); });
 }

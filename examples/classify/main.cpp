@@ -307,14 +307,8 @@ int run(const options& o) {
             std::fprintf(stderr, "classify: warning: '%s' has %zu labels for %zu classes\n", o.labels.c_str(), names.size(), classes);
     }
 
-    std::unique_ptr<ember::thread_pool> pool;
-    ember::executor exec;
-    if (o.threads > 1) {
-        pool = std::make_unique<ember::thread_pool>(o.threads);
-        pool->start();
-        exec = pool->as_executor();
-    }
-    ember::session session(*p, pool ? &exec : nullptr);
+    const example::session_threads threads(o.threads);
+    ember::session session(*p, threads.executor());
     if (session.state() != ember::status::ok) fail("session", std::string(ember::to_string(session.state())));
 
     // The pipeline: the decoder thread fills free slots, this thread runs the model, the printer

@@ -4,13 +4,15 @@
 // The examples throw `failure` inside themselves for that; the library never throws.
 #pragma once
 
+#include <cstddef>
 #include <cstdio>
+#include <memory>
 #include <exception>
 #include <new>
 #include <string>
 #include <utility>
 
-#include <ember/status.hpp>
+#include <ember/ember.hpp>
 
 namespace example {
 
@@ -43,6 +45,22 @@ T checked(ember::result<T> r, const std::string& what) {
 inline void checked(ember::result<void> r, const std::string& what) {
     if (!r) fail(what, r.error().message);
 }
+
+/// The executor for a session on n threads: none (run on the caller) for 1, else a started pool.
+class session_threads {
+public:
+    explicit session_threads(std::size_t n) {
+        if (n <= 1) return;
+        pool_ = std::make_unique<ember::thread_pool>(n);
+        pool_->start();
+        exec_ = pool_->as_executor();
+    }
+    const ember::executor* executor() const noexcept { return pool_ ? &exec_ : nullptr; }
+
+private:
+    std::unique_ptr<ember::thread_pool> pool_;
+    ember::executor exec_;
+};
 
 /// Runs body() and turns what it throws into the tool's one stderr line and exit code.
 template <class Body>

@@ -216,14 +216,8 @@ int run(const options& o) {
         fail("compile '" + o.model + "'", why);
     }
 
-    std::unique_ptr<ember::thread_pool> pool;
-    ember::executor exec;
-    if (o.threads > 1) {
-        pool = std::make_unique<ember::thread_pool>(o.threads);
-        pool->start();
-        exec = pool->as_executor();
-    }
-    ember::session s(*p, pool ? &exec : nullptr);
+    const example::session_threads threads(o.threads);
+    ember::session s(*p, threads.executor());
     if (s.state() != ember::status::ok)
         fail("session", ember::detail::format("cannot create it ({}; the arena is {} bytes)", ember::to_string(s.state()), p->arena_bytes()));
     for (auto& [name, t] : feeds) {

@@ -34,10 +34,6 @@ img::image pattern(int w, int h, int c) {
 
 std::vector<std::uint8_t> bytes_of(const img::image& a) { return {a.data(), a.data() + a.size_bytes()}; }
 
-void append_to(void* context, void* data, int size) {
-    auto* out = static_cast<std::vector<std::uint8_t>*>(context);
-    out->insert(out->end(), static_cast<std::uint8_t*>(data), static_cast<std::uint8_t*>(data) + size);
-}
 
 } // namespace
 
@@ -58,7 +54,7 @@ TEST_CASE("image: PNG round trip, every channel count") {
 TEST_CASE("image: BMP round trip and JPEG within a few levels") {
     const img::image a = pattern(33, 21, 3);
     std::vector<std::uint8_t> bmp;
-    REQUIRE(stbi_write_bmp_to_func(&append_to, &bmp, 33, 21, 3, a.data()));
+    REQUIRE(stbi_write_bmp_to_func(&img::detail::append_bytes, &bmp, 33, 21, 3, a.data()));
     ember::result<img::image> b = img::decode_memory(bmp.data(), bmp.size());
     REQUIRE(b);
     CHECK(bytes_of(*b) == bytes_of(a));
@@ -142,7 +138,7 @@ TEST_CASE("image: every truncation and random corruption of a PNG, a JPEG and a 
     std::vector<std::vector<std::uint8_t>> files(3);
     REQUIRE(img::encode_png(a.view(), files[0]));
     REQUIRE(img::encode_jpeg(a.view(), files[1], 75));
-    REQUIRE(stbi_write_bmp_to_func(&append_to, &files[2], 24, 16, 3, a.data()));
+    REQUIRE(stbi_write_bmp_to_func(&img::detail::append_bytes, &files[2], 24, 16, 3, a.data()));
     std::mt19937 rng(11);
     img::decoder dec;
     img::image out;

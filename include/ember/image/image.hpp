@@ -88,15 +88,18 @@ struct hwc {
 };
 
 /// Checks that view is an 8-bit picture ([H, W, C], C in 1..4, data present, at most
-/// default_max_pixels * 4 pixels); `what` names the argument in the message ("resize: dst").
+/// default_max_pixels * 4 pixels); `what` (and `which`, when given) name the argument in the
+/// message ("resize: dst"), built only on failure.
 template <class T>
-result<hwc> check_hwc(const tensor_view<T>& view, std::string_view what) {
+result<hwc> check_hwc(const tensor_view<T>& view, std::string_view what, std::string_view which = {}) {
     const shape& d = view.dims();
+    const char* colon = which.empty() ? "" : ": ";
     if (d.rank() != 3 || d[0] <= 0 || d[1] <= 0 || d[2] < 1 || d[2] > 4 || d[0] * d[1] > default_max_pixels * 4)
         return error_info{status::shape_mismatch, -1,
-                          ember::detail::format("{}: expected a picture [height, width, channels] with 1 to 4 channels, got {}",
-                                                what, d)};
-    if (view.data() == nullptr) return error_info{status::invalid_argument, -1, ember::detail::format("{}: no pixel data", what)};
+                          ember::detail::format("{}{}{}: expected a picture [height, width, channels] with 1 to 4 channels, got {}",
+                                                what, colon, which, d)};
+    if (view.data() == nullptr)
+        return error_info{status::invalid_argument, -1, ember::detail::format("{}{}{}: no pixel data", what, colon, which)};
     return hwc{static_cast<int>(d[0]), static_cast<int>(d[1]), static_cast<int>(d[2])};
 }
 

@@ -22,6 +22,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <string_view>
+#include <utility>
 
 #include "ember/config.hpp"
 #include "ember/core/allocator.hpp"
@@ -70,11 +72,10 @@ struct axis_weights {
     int taps = 0;
 };
 
-/// Most inputs one output reads on an axis of in -> out.
-inline int taps_for(int in, int out, filter f) noexcept {
+/// Most inputs one output reads on an axis of in -> out (both filters reach one scaled pixel).
+inline int taps_for(int in, int out) noexcept {
     const double scale = static_cast<double>(in) / out;
-    const double support = scale > 1.0 ? scale : 1.0;  // both filters reach one scaled pixel
-    (void)f;
+    const double support = scale > 1.0 ? scale : 1.0;
     return static_cast<int>(std::ceil(support)) * 2 + 1;
 }
 
@@ -117,6 +118,19 @@ inline void compute_weights(int in, int out, filter f, axis_weights& w, double* 
     }
 }
 
+/// Checks src and dst as pictures with the same channel count; `what` names the call.
+inline result<std::pair<hwc, hwc>> check_pair(tensor_view<const std::uint8_t> src, tensor_view<std::uint8_t> dst,
+                                              std::string_view what) {
+    result<hwc> s = check_hwc(src, what, "src");
+    if (!s) return s.error();
+    result<hwc> d = check_hwc(dst, what, "dst");
+    if (!d) return d.error();
+    if (s->channels != d->channels)
+        return error_info{status::shape_mismatch, -1,
+                          ember::detail::format("{}: src has {} channels and dst {}", what, s->channels, d->channels)};
+    return std::pair<hwc, hwc>{*s, *d};
+}
+
 inline std::uint8_t clip8(std::int64_t v) noexcept {
     v >>= precision_bits;
     return static_cast<std::uint8_t>(v < 0 ? 0 : v > 255 ? 255 : v);
@@ -131,27 +145,20 @@ public:
 
     /// Resamples src into dst (any sizes, same channel count).
     result<void> resize(tensor_view<const std::uint8_t> src, tensor_view<std::uint8_t> dst, filter f = filter::bilinear) {
-        result<detail::hwc> s = detail::check_hwc(src, "resize: src");
-        if (!s) return s.error();
-        result<detail::hwc> d = detail::check_hwc(dst, "resize: dst");
-        if (!d) return d.error();
-        if (s->channels != d->channels)
-            return error_info{status::shape_mismatch, -1,
-                              ember::detail::format("resize: src has {} channels and dst {}", s->channels, d->channels)};
-        return resample(src.data(), *s, dst.data(), d->row_bytes(), d->width, d->height, f);
+        result<std::pair<detail::hwc, detail::hwc>> sd = detail::check_pair(src, dst, "resize");
+        if (!sd) return sd.error();
+        const auto& [s, d] = *sd;
+        return resample(src.data(), s, dst.data(), d.row_bytes(), d.width, d.height, f);
     }
 
     /// Scales src to fit dst keeping its aspect, centres it and fills the rest with `fill`
     /// (YOLO's letterbox, 114 gray by default). Boxes found in dst map back through the result.
     result<letterbox_info> letterbox(tensor_view<const std::uint8_t> src, tensor_view<std::uint8_t> dst,
                                      std::uint8_t fill = 114, filter f = filter::bilinear) {
-        result<detail::hwc> s = detail::check_hwc(src, "letterbox: src");
-        if (!s) return s.error();
-        result<detail::hwc> d = detail::check_hwc(dst, "letterbox: dst");
-        if (!d) return d.error();
-        if (s->channels != d->channels)
-            return error_info{status::shape_mismatch, -1,
-                              ember::detail::format("letterbox: src has {} channels and dst {}", s->channels, d->channels)};
+        result<std::pair<detail::hwc, detail::hwc>> sd = detail::check_pair(src, dst, "letterbox");
+        if (!sd) return sd.error();
+        const detail::hwc* s = &sd->first;
+        const detail::hwc* d = &sd->second;
         const double scale = std::min(static_cast<double>(d->width) / s->width, static_cast<double>(d->height) / s->height);
         letterbox_info info;
         info.width = std::clamp(static_cast<int>(std::lround(s->width * scale)), 1, d->width);
@@ -214,7 +221,7 @@ private:
         const std::size_t temp_bytes = static_cast<std::size_t>(in_h) * out_w * channels;
         if (temp_bytes > temp_.size_bytes() && !temp_.allocate(temp_bytes, alloc_, false)) return false;
         if (in_w == key_[0] && out_w == key_[1] && in_h == key_[2] && out_h == key_[3] && static_cast<int>(f) == key_[4]) return true;
-        const int tx = detail::taps_for(in_w, out_w, f), ty = detail::taps_for(in_h, out_h, f);
+        const int tx = detail::taps_for(in_w, out_w), ty = detail::taps_for(in_h, out_h);
         const std::size_t ints = 2 * static_cast<std::size_t>(out_w + out_h) + static_cast<std::size_t>(out_w) * tx +
                                  static_cast<std::size_t>(out_h) * ty;
         const std::size_t doubles = static_cast<std::size_t>(std::max(tx, ty));

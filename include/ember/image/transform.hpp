@@ -118,6 +118,10 @@ inline result<std::size_t> image_item_offset(const shape& dims, int h, int w, in
     return batch_index * static_cast<std::size_t>(h) * w * c;
 }
 
+/// The channel that channel ch of a c-channel picture trades places with: its mirror among
+/// the first three when bgr, else itself.
+inline int swapped_channel(int ch, int c, bool bgr) noexcept { return bgr && c >= 3 && ch < 3 ? 2 - ch : ch; }
+
 } // namespace detail
 
 /// Writes the uint8 HWC picture src, normalised, as item batch_index of dst (float,
@@ -133,17 +137,16 @@ inline result<void> to_tensor(tensor_view<const std::uint8_t> src, tensor_view<f
     // One table per channel: 256 exact values instead of a multiply-subtract-divide per pixel.
     float table[4][256];
     for (int ch = 0; ch < c; ++ch) {
-        const int from = options.bgr && c >= 3 && ch < 3 ? 2 - ch : ch;  // output ch reads input `from`
         for (int v = 0; v < 256; ++v)
-            table[from][v] = (static_cast<float>(v) * options.scale - options.mean[static_cast<std::size_t>(ch)]) /
+            table[ch][v] = (static_cast<float>(v) * options.scale - options.mean[static_cast<std::size_t>(ch)]) /
                              options.std[static_cast<std::size_t>(ch)];
     }
     const std::uint8_t* in = src.data();
     float* out = dst.data() + *at;
     const std::size_t plane = static_cast<std::size_t>(h) * w;
     for (int ch = 0; ch < c; ++ch) {
-        const int from = options.bgr && c >= 3 && ch < 3 ? 2 - ch : ch;
-        const float* t = table[from];
+        const int from = detail::swapped_channel(ch, c, options.bgr);  // output ch reads input `from`
+        const float* t = table[ch];
         if (options.layout == tensor_layout::nchw) {
             float* o = out + static_cast<std::size_t>(ch) * plane;
             for (std::size_t i = 0; i < plane; ++i) o[i] = t[in[i * c + from]];
@@ -168,7 +171,7 @@ inline result<void> from_tensor(tensor_view<const float> src, tensor_view<std::u
     std::uint8_t* out = dst.data();
     const std::size_t plane = static_cast<std::size_t>(h) * w;
     for (int ch = 0; ch < c; ++ch) {
-        const int to = options.bgr && c >= 3 && ch < 3 ? 2 - ch : ch;
+        const int to = detail::swapped_channel(ch, c, options.bgr);
         const float mean = options.mean[static_cast<std::size_t>(ch)], stdev = options.std[static_cast<std::size_t>(ch)];
         for (std::size_t i = 0; i < plane; ++i) {
             const float x = options.layout == tensor_layout::nchw ? in[static_cast<std::size_t>(ch) * plane + i] : in[i * c + ch];

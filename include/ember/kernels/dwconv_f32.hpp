@@ -270,10 +270,11 @@ void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int6
                 acc3 = xsimd::fma(B::load_unaligned(src + 3 * W), wt, acc3);
             }
         }
-        out(acc0).store_aligned(flat + o);
-        out(acc1).store_aligned(flat + o + W);
-        out(acc2).store_aligned(flat + o + 2 * W);
-        out(acc3).store_aligned(flat + o + 3 * W);
+        // flat is workspace in the arena, aligned only to plan::arena_alignment(): unaligned stores
+        out(acc0).store_unaligned(flat + o);
+        out(acc1).store_unaligned(flat + o + W);
+        out(acc2).store_unaligned(flat + o + 2 * W);
+        out(acc3).store_unaligned(flat + o + 3 * W);
     }
     // out: drop the wq - out_w extra columns of each row, then act(y + residual) where there is one
     float* y = p.y + index * p.out_h * p.out_w;

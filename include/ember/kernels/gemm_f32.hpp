@@ -257,7 +257,9 @@ void micro(std::int64_t kc, const float* EMBER_RESTRICT a, const float* EMBER_RE
     static_for<MR>([&](auto i) EMBER_DETAIL_INLINE { static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { acc[i][v] = B(0.0f); }); });
     for (std::int64_t p = 0; p < kc; ++p) {
         B bv[NV];
-        static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { bv[v] = B::load_aligned(b + p * NR + v * W); });
+        // Unaligned: a panel packed at run time lives in the arena, whose start the caller aligns
+        // only to plan::arena_alignment() (16), not to the vector width.
+        static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { bv[v] = B::load_unaligned(b + p * NR + v * W); });
         static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
             const B ai(a[p * MR + i]);
             static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { acc[i][v] = madd(ai, bv[v], acc[i][v]); });

@@ -2,6 +2,7 @@
 // The README's other snippets, verbatim (the readme.snippets test keeps them the same), and a
 // main() that runs each of them on the quick-start model and checks what comes out.
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -24,6 +25,15 @@ ember::status run_on_pool(const ember::plan& plan, std::vector<std::byte>& arena
     const ember::executor exec = pool.as_executor();
     ember::session session(plan, arena, &exec);
     return session.run();
+}
+
+// Once per frame: about 2 ms of inference, resumed where the last frame stopped. outputs_ready
+// turns true on the frame that finishes the run; the next call starts a new one over the inputs
+// as they are then.
+ember::status frame_slice(ember::session& session, bool& outputs_ready) {
+    const ember::run_progress progress = session.run_for(ember::run_budget::time(std::chrono::milliseconds(2)));
+    outputs_ready = progress.done();
+    return progress.code;  // not ok: the run stopped, as run() would have (bad input)
 }
 
 // Your own job system behind ember's one parallel interface. This one runs the chunks in order
@@ -171,6 +181,16 @@ int main() {
             session.run() != ember::status::ok)
             return fail("session on my_job_system");
         if (!std::equal(expected.begin(), expected.end(), out)) return fail("wrong numbers on my_job_system");
+
+        // The same run spread over frames: the same numbers once outputs_ready.
+        ember::session sliced(*plan, arena);
+        float sliced_out[4] = {};
+        if (sliced.bind_input("x", x) != ember::status::ok || sliced.bind_output("y", sliced_out) != ember::status::ok)
+            return fail("frame_slice: bind");
+        bool ready = false;
+        for (int frame = 0; frame < 100 && !ready; ++frame)
+            if (frame_slice(sliced, ready) != ember::status::ok) return fail("frame_slice");
+        if (!ready || !std::equal(expected.begin(), expected.end(), sliced_out)) return fail("frame_slice: wrong numbers");
     }
     if (heap.live_bytes != 0) return fail("the heap did not get every byte back");
 

@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // session: per-thread state for running a plan over one arena. Cheap to create; not thread-safe
-// (one per thread, all sharing one plan). bind_*() and run() never allocate, throw or log.
+// (one per thread, all sharing one plan). bind_*(), run() and run_for() never allocate, throw or
+// log, and take no lock of their own (an executor may: thread_pool's parallel_for does).
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <iterator>
@@ -18,6 +20,27 @@
 #include "ember/status.hpp"
 
 EMBER_NAMESPACE_BEGIN
+
+/// How much of a plan one session::run_for() call may run. Either limit may be 0 (none); with
+/// both 0 the call runs the rest of the plan.
+struct run_budget {
+    std::size_t max_steps = 0;            ///< at most this many steps
+    std::chrono::nanoseconds max_time{0};  ///< start no step that is expected to end after this
+
+    static run_budget steps(std::size_t n) noexcept { return {n, {}}; }
+    static run_budget time(std::chrono::nanoseconds t) noexcept { return {0, t}; }
+};
+
+/// What session::run_for() did: finished the run (outputs ready), stopped within its budget with
+/// steps left (call again to resume), or failed (code says why, as run() would).
+struct run_progress {
+    status code = status::ok;
+    bool finished = false;
+    std::size_t steps_done = 0;  ///< steps of the plan run so far in this run
+
+    bool done() const noexcept { return code == status::ok && finished; }
+    bool in_progress() const noexcept { return code == status::ok && !finished; }
+};
 
 class session {
 public:
@@ -110,8 +133,10 @@ public:
 
     /// Runs every step of the plan. No allocation, no lock of its own, no exception, no logging.
     /// Returns invalid_argument when state() is not ok; otherwise ok.
+    /// A run started by run_for() and not finished is dropped: run() starts from the first step.
     [[nodiscard]] status run() noexcept {
         if (state_ != status::ok) return status::invalid_argument;
+        next_step_ = 0;
         std::atomic<std::uint8_t> error{0};
         const run_context ctx{regions_.data(), exec_, &error};
         for (const step& s : plan_->steps()) {
@@ -121,10 +146,57 @@ public:
         return status::ok;
     }
 
+    /// Runs part of the plan, for a frame loop that gives inference a slice of each frame: the
+    /// steps from where the last call stopped, within `budget`, and returns in_progress() while
+    /// steps remain or done() after the last one. The outputs are those run() gives, bit for bit.
+    /// Between calls the inputs (and any bound buffer) must stay as they are and the outputs are
+    /// not ready. Each call runs at least one step. With a time budget, a step is started only
+    /// if the time spent so far plus what that step took the last time run_for() ran it fits the
+    /// budget, so a call overruns by at most one step's misjudged time. After done() or a failure,
+    /// the next call starts a new run. No allocation, no lock of its own, no exception, no logging.
+    [[nodiscard]] run_progress run_for(run_budget budget) noexcept {
+        run_progress progress;
+        if (state_ != status::ok) {
+            progress.code = status::invalid_argument;
+            return progress;
+        }
+        const span<const step> steps = plan_->steps();
+        using clock = std::chrono::steady_clock;
+        const clock::time_point start = clock::now();
+        clock::time_point before = start;
+        std::atomic<std::uint8_t> error{0};
+        const run_context ctx{regions_.data(), exec_, &error};
+        std::size_t ran = 0;
+        while (next_step_ < steps.size()) {
+            if (ran > 0) {
+                if (budget.max_steps != 0 && ran >= budget.max_steps) break;
+                if (budget.max_time.count() > 0 && (before - start) + step_time_[next_step_] > budget.max_time) break;
+            }
+            const step& s = steps[next_step_];
+            s.fn(s.args, ctx);
+            const clock::time_point after = clock::now();
+            step_time_[next_step_] = std::chrono::duration_cast<std::chrono::nanoseconds>(after - before);
+            before = after;
+            ++next_step_;
+            ++ran;
+            if (const std::uint8_t code = error.load(std::memory_order_relaxed); code != 0) {
+                progress.code = static_cast<status>(code);
+                progress.steps_done = next_step_;
+                next_step_ = 0;
+                return progress;
+            }
+        }
+        progress.steps_done = next_step_;
+        progress.finished = next_step_ == steps.size();
+        if (progress.finished) next_step_ = 0;
+        return progress;
+    }
+
 private:
     void init(std::byte* arena, std::size_t bytes) {
         arena_ = arena;
         regions_.assign(plan_->region_count(), nullptr);
+        step_time_.assign(plan_->steps().size(), std::chrono::nanoseconds{0});
         if (bytes < plan_->arena_bytes() || (plan_->arena_bytes() != 0 && !arena) ||
             reinterpret_cast<std::uintptr_t>(arena) % plan::arena_alignment() != 0) {
             state_ = status::invalid_argument;
@@ -165,6 +237,8 @@ private:
     aligned_buffer owned_;
     std::byte* arena_ = nullptr;
     std::vector<std::byte*> regions_;
+    std::vector<std::chrono::nanoseconds> step_time_;  // each step's last time, for run_for()
+    std::size_t next_step_ = 0;                        // where run_for() resumes
     status state_ = status::ok;
 };
 

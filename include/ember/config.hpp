@@ -72,6 +72,15 @@
 #define EMBER_RESTRICT
 #endif
 
+// Marks the few geometry helpers that the CUDA extension's kernels share with the CPU's
+// (window_geometry's sizes): __host__ __device__ under nvcc, nothing elsewhere. Not for templates
+// that call a callable: nvcc then refuses the host lambdas the CPU passes them (they are constexpr).
+#if defined(__CUDACC__)
+#define EMBER_HOST_DEVICE __host__ __device__
+#else
+#define EMBER_HOST_DEVICE
+#endif
+
 namespace ember {
 inline namespace v0_1 {
 namespace detail {

@@ -27,6 +27,7 @@ enum class status : std::uint8_t {
     invalid_argument,  ///< caller passed a wrong binding, size, name or index
     out_of_memory,     ///< the allocator returned null
     io_error,          ///< a file could not be read or written
+    device_error,      ///< a GPU call failed (the CUDA extension); the message names the CUDA error
 };
 
 [[nodiscard]] constexpr std::string_view to_string(status s) noexcept {
@@ -38,6 +39,7 @@ enum class status : std::uint8_t {
         case status::invalid_argument: return "invalid_argument";
         case status::out_of_memory: return "out_of_memory";
         case status::io_error: return "io_error";
+        case status::device_error: return "device_error";
     }
     return "unknown";
 }

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
 # Fails unless every ```cpp block of README (a path) occurs verbatim in one of the files in
-# SNIPPET_DIR, so that what the README shows is what the examples build compiles and runs.
+# SNIPPET_DIR (.cpp, .hpp, and .cu for the CUDA extension's, built with EMBER_BUILD_CUDA), so that
+# what the README shows is what the examples build compiles and runs.
 cmake_minimum_required(VERSION 3.16)
 file(READ ${README} readme)
-file(GLOB sources ${SNIPPET_DIR}/*.cpp ${SNIPPET_DIR}/*.hpp)
+file(GLOB sources ${SNIPPET_DIR}/*.cpp ${SNIPPET_DIR}/*.hpp ${SNIPPET_DIR}/*.cu)
 set(corpus "")
 foreach(source ${sources})
   file(READ ${source} text)

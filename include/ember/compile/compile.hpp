@@ -87,13 +87,24 @@ struct compile_options {
 
 namespace detail {
 
+/// A backend's hook into compile() (the CUDA extension, include/ember/cuda/): the memory plan,
+/// folding and passes stay the CPU's, and each scheduled node is bound by its op's reference
+/// kernel as usual; `lower` then receives the steps that bind emitted (their args name the
+/// node's operands and geometry) and turns them into the backend's own steps. The plan that
+/// compile() returns then holds only the copies into graph outputs as CPU steps.
+struct step_lowering {
+    void* self = nullptr;
+    status (*lower)(void* self, bind_context& ctx, span<const bind_context::pending_step> steps) = nullptr;
+};
+
 /// The ops that compile subgraphs (If, Loop, Scan): they call compile() for their bodies, so they
 /// live in ops/control_flow.hpp, included at the end of this header, not in ops::builtin.
 EMBER_DETAIL_OP_TABLE_LINKAGE const op_entry* find_control_flow_op(std::string_view name, std::string_view domain) noexcept;
 
 class compiler {
 public:
-    compiler(const graph& g, const compile_options& options) : src_(g), options_(options), diag_(options.log) {}
+    compiler(const graph& g, const compile_options& options, const step_lowering* lowering = nullptr)
+        : src_(g), options_(options), diag_(options.log), lowering_(lowering) {}
 
     result<plan> run() {
         if (error_info e = prepare(); e.code != status::ok) return e;
@@ -675,6 +686,12 @@ private:
             bind_context ctx(g(), index, values_, diag_, ins, outs, workspace_[index], pending);
             ctx.set_kernels(&kernels_);
             if (status s = rec.entry->bind(rec.attrs.get(), ctx); s != status::ok) return diag_.failed() ? s : diag_.fail(s, "binding failed");
+            if (lowering_) {
+                const span<const bind_context::pending_step> emitted(pending.data(), pending.size());
+                if (status s = lowering_->lower(lowering_->self, ctx, emitted); s != status::ok)
+                    return diag_.failed() ? s : diag_.fail(s, "the backend could not run this node");
+                continue;
+            }
             for (bind_context::pending_step& p : pending) {
                 steps.push_back(step{p.fn, p.args.get(), origin_[index]});
                 args.push_back(std::move(p.args));
@@ -710,6 +727,7 @@ private:
     pass_counts counts_;
     const compile_options& options_;
     diagnostics diag_;
+    const step_lowering* lowering_ = nullptr;
     std::vector<std::uint32_t> order_;
     std::vector<value_state> values_;
     std::vector<value_id> live_inputs_;  // graph inputs not fixed by input_values: the plan's inputs

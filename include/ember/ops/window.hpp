@@ -30,9 +30,9 @@ struct window_geometry {
     std::int64_t pad_begin[max_window_rank] = {0, 0, 0};
     std::int64_t pad_end[max_window_rank] = {0, 0, 0};
 
-    std::int64_t in_size() const noexcept { return in[0] * in[1] * in[2]; }
-    std::int64_t out_size() const noexcept { return out[0] * out[1] * out[2]; }
-    std::int64_t kernel_size() const noexcept { return kernel[0] * kernel[1] * kernel[2]; }
+    EMBER_HOST_DEVICE std::int64_t in_size() const noexcept { return in[0] * in[1] * in[2]; }
+    EMBER_HOST_DEVICE std::int64_t out_size() const noexcept { return out[0] * out[1] * out[2]; }
+    EMBER_HOST_DEVICE std::int64_t kernel_size() const noexcept { return kernel[0] * kernel[1] * kernel[2]; }
 };
 
 /// The window attributes as the ONNX ops name them (empty lists mean the ONNX defaults).

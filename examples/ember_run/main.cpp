@@ -3,7 +3,7 @@
 // every output as DIR/<name>.npy.
 //
 //   ember-run MODEL.onnx --input NAME=FILE.npy ... [--fix NAME=FILE.npy ...] [--output-dir DIR]
-//             [--threads N] [--repeat N] [--warmup N]
+//             [--threads N] [--spin US] [--repeat N] [--warmup N]
 //
 // The input shapes of the compiled plan are the shapes of the given .npy files. --fix gives an
 // input whose value some op needs at compile time (a Reshape target, a TopK k): it is folded in
@@ -38,11 +38,13 @@ using example::fail;
 
 constexpr std::string_view usage =
     "usage: ember-run MODEL.onnx --input NAME=FILE.npy ... [--fix NAME=FILE.npy ...] [--output-dir DIR]\n"
-    "                 [--threads N] [--repeat N] [--warmup N]\n"
+    "                 [--threads N] [--spin US] [--repeat N] [--warmup N]\n"
     "  --input NAME=FILE.npy  a graph input (its shape is the file's); repeat for each input\n"
     "  --fix NAME=FILE.npy    a graph input fixed at compile time (shape tensors, axes, k, ...)\n"
     "  --output-dir DIR       write each output as DIR/<name>.npy (created if missing)\n"
     "  --threads N            run on N threads (ember::thread_pool; default 1)\n"
+    "  --spin US              with --threads: microseconds idle threads spin before parking\n"
+    "                         (default 200; 0 parks at once, as thread_pool does by default)\n"
     "  --repeat N             time N runs and print latency min/median/p90 in ms\n"
     "                         (6 decimals when under 1 ms)\n"
     "  --warmup N             untimed runs before the timed ones (default 1 with --repeat)\n";
@@ -66,6 +68,7 @@ struct options {
     std::vector<named_file> inputs, fixed;
     std::string output_dir;
     std::size_t threads = 1;
+    std::size_t spin_us = static_cast<std::size_t>(example::session_threads::default_spin.count());
     std::size_t repeat = 0;
     std::size_t warmup = 0;
     bool warmup_given = false;
@@ -111,7 +114,7 @@ options parse_args(int argc, char** argv) {
             has_value = true;
         }
         const bool known = flag == "--input" || flag == "--fix" || flag == "--output-dir" || flag == "--threads" || flag == "--repeat" ||
-                           flag == "--warmup";
+                           flag == "--warmup" || flag == "--spin";
         if (!known) fail(std::string(flag), "unknown flag (see ember-run --help)", exit_usage);
         if (!has_value) {
             if (i + 1 >= argc) fail(std::string(flag), "needs a value", exit_usage);
@@ -124,6 +127,7 @@ options parse_args(int argc, char** argv) {
             o.output_dir = std::string(value);
         } else if (flag == "--threads") o.threads = parse_count(flag, value, 1);
         else if (flag == "--repeat") o.repeat = parse_count(flag, value, 1);
+        else if (flag == "--spin") o.spin_us = parse_count(flag, value, 0);
         else {
             o.warmup = parse_count(flag, value, 0);
             o.warmup_given = true;
@@ -216,7 +220,7 @@ int run(const options& o) {
         fail("compile '" + o.model + "'", why);
     }
 
-    const example::session_threads threads(o.threads);
+    const example::session_threads threads(o.threads, std::chrono::microseconds(static_cast<std::int64_t>(o.spin_us)));
     ember::session s(*p, threads.executor());
     if (s.state() != ember::status::ok)
         fail("session", ember::detail::format("cannot create it ({}; the arena is {} bytes)", ember::to_string(s.state()), p->arena_bytes()));

@@ -32,16 +32,18 @@
 #include <ember/ember.hpp>
 #include <ember/onnx.hpp>
 
+#include "../support/onnx_cases.hpp"
 #include "../support/read_file.hpp"
 
 namespace fs = std::filesystem;
 
 namespace {
 
-constexpr const char* categories[] = {"node", "pytorch-converted", "pytorch-operator", "simple"};
 constexpr double rtol = 1e-3, atol = 1e-7;
 constexpr unsigned case_seconds = 120;
 
+using ember::test::compile_onnx_case;
+using ember::test::load_pbs;
 using ember::test::read_file;
 
 struct outcome {
@@ -50,21 +52,6 @@ struct outcome {
     std::string reason;
     std::set<std::string> ops;  // op types of the model's nodes, for the per-op table
 };
-
-bool load_pb(const fs::path& path, ember::tensor& out, std::string& why) {
-    std::string bytes;
-    if (!read_file(path, bytes)) {
-        why = "cannot read " + path.filename().string();
-        return false;
-    }
-    auto t = ember::onnx::load_tensor_memory(bytes.data(), bytes.size());
-    if (!t) {
-        why = path.filename().string() + ": " + t.error().message;
-        return false;
-    }
-    out = std::move(*t);
-    return true;
-}
 
 template <class T>
 double as_double(const std::byte* p, std::size_t i) {
@@ -140,69 +127,52 @@ std::string compare(const std::string& name, const ember::tensor& got, const emb
                                  element(want, first));
 }
 
-bool needs_value(const std::string& message) { return message.find("must be known at compile time") != std::string::npos; }
-
 /// Runs one data set of a case. Fills out.reason on failure.
 outcome run_data_set(const ember::graph& g, const fs::path& set) {
     outcome out;
-    std::vector<ember::tensor> inputs(g.inputs.size()), wanted(g.outputs.size());
-    for (std::size_t i = 0; i < inputs.size(); ++i)
-        if (!load_pb(set / ("input_" + std::to_string(i) + ".pb"), inputs[i], out.reason)) return out;
-    for (std::size_t j = 0; j < wanted.size(); ++j)
-        if (!load_pb(set / ("output_" + std::to_string(j) + ".pb"), wanted[j], out.reason)) return out;
-
-    for (int level = 0; level <= 2; ++level) {
-        ember::compile_options options;
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
-            const std::string& name = g.values[g.inputs[i]].name;
-            const bool integer = inputs[i].type() == ember::dtype::int64 || inputs[i].type() == ember::dtype::int32;
-            if (level == 2 || (level == 1 && integer)) options.input_values.push_back({name, inputs[i]});
-            else options.input_shapes.push_back({name, inputs[i].dims()});
-        }
-        auto p = ember::compile(g, options);
-        if (!p) {
-            out.reason = "compile: " + p.error().message;
-            if (needs_value(p.error().message)) continue;
-            return out;
-        }
-        out.frozen = level;
-        ember::session s(*p);
-        for (std::size_t i = 0; i < inputs.size(); ++i) {
-            const std::string& name = g.values[g.inputs[i]].name;
-            if (p->input_index(name) == ember::plan::npos) continue;  // fixed by value
-            if (ember::status st = s.bind_input(name, inputs[i].bytes(), inputs[i].size_bytes()); st != ember::status::ok) {
-                out.reason = "bind input '" + name + "': " + std::string(ember::to_string(st));
-                return out;
-            }
-        }
-        std::vector<ember::tensor> got;
-        for (std::size_t j = 0; j < p->output_count(); ++j) {
-            auto t = ember::tensor::create(p->output(j).type, p->output(j).dims);
-            if (!t) {
-                out.reason = "output tensor: " + t.error().message;
-                return out;
-            }
-            if (ember::status st = s.bind_output(j, t->bytes(), t->size_bytes()); st != ember::status::ok) {
-                out.reason = "bind output: " + std::string(ember::to_string(st));
-                return out;
-            }
-            got.push_back(std::move(*t));
-        }
-        if (ember::status st = s.run(); st != ember::status::ok) {
-            out.reason = "run: " + std::string(ember::to_string(st));
-            return out;
-        }
-        for (std::size_t j = 0; j < got.size(); ++j) {
-            const std::string why = compare(p->output(j).name, got[j], wanted[j]);
-            if (!why.empty()) {
-                out.reason = why;
-                return out;
-            }
-        }
-        out.passed = true;
-        out.reason.clear();
+    std::vector<ember::tensor> inputs, wanted;
+    if (!load_pbs(set, "input", g.inputs.size(), inputs, out.reason) || !load_pbs(set, "output", g.outputs.size(), wanted, out.reason))
+        return out;
+    auto p = compile_onnx_case(g, inputs, out.frozen);
+    if (!p) {
+        out.reason = "compile: " + p.error().message;
         return out;
     }
+    ember::session s(*p);
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const std::string& name = g.values[g.inputs[i]].name;
+        if (p->input_index(name) == ember::plan::npos) continue;  // fixed by value
+        if (ember::status st = s.bind_input(name, inputs[i].bytes(), inputs[i].size_bytes()); st != ember::status::ok) {
+            out.reason = "bind input '" + name + "': " + std::string(ember::to_string(st));
+            return out;
+        }
+    }
+    std::vector<ember::tensor> got;
+    for (std::size_t j = 0; j < p->output_count(); ++j) {
+        auto t = ember::tensor::create(p->output(j).type, p->output(j).dims);
+        if (!t) {
+            out.reason = "output tensor: " + t.error().message;
+            return out;
+        }
+        if (ember::status st = s.bind_output(j, t->bytes(), t->size_bytes()); st != ember::status::ok) {
+            out.reason = "bind output: " + std::string(ember::to_string(st));
+            return out;
+        }
+        got.push_back(std::move(*t));
+    }
+    if (ember::status st = s.run(); st != ember::status::ok) {
+        out.reason = "run: " + std::string(ember::to_string(st));
+        return out;
+    }
+    for (std::size_t j = 0; j < got.size(); ++j) {
+        const std::string why = compare(p->output(j).name, got[j], wanted[j]);
+        if (!why.empty()) {
+            out.reason = why;
+            return out;
+        }
+    }
+    out.passed = true;
+    out.reason.clear();
     return out;
 }
 
@@ -311,7 +281,7 @@ std::map<std::string, std::string> read_expected(const std::string& path, bool& 
 } // namespace
 
 int main(int argc, char** argv) {
-    std::string data = "/usr/share/libonnx-testdata/data", expected_path, filter;
+    std::string data = ember::test::onnx_testdata_dir, expected_path, filter;
     bool verbose = false, emit = false;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
@@ -354,33 +324,29 @@ int main(int argc, char** argv) {
     std::vector<std::string> unexpected;
     std::set<std::string> seen;
     int passed = 0, failed = 0, frozen = 0;
-    for (const char* category : categories) {
-        std::vector<fs::path> cases;
-        for (const auto& e : fs::directory_iterator(fs::path(data) / category))
-            if (e.is_directory() && fs::exists(e.path() / "model.onnx")) cases.push_back(e.path());
-        std::sort(cases.begin(), cases.end());
-        for (const fs::path& dir : cases) {
-            const std::string name = std::string(category) + "/" + dir.filename().string();
-            if (!filter.empty() && name.find(filter) == std::string::npos) continue;
-            seen.insert(name);
-            bool crashed = false;
-            const outcome o = run_isolated(dir, crashed);
-            const auto listed = expected.find(name);
-            const bool is_expected = listed != expected.end();
-            (o.passed ? passed : failed) += 1;
-            frozen += o.passed && o.frozen > 0 ? 1 : 0;
-            per_category[category].cases += 1;
-            per_category[category].passed += o.passed ? 1 : 0;
-            for (const std::string& op : o.ops) {
-                per_op[op].cases += 1;
-                per_op[op].passed += o.passed ? 1 : 0;
-            }
-            if (crashed) unexpected.push_back(name + ": " + o.reason);
-            else if (!o.passed && !is_expected) unexpected.push_back(name + ": unexpected failure: " + o.reason);
-            else if (o.passed && is_expected) unexpected.push_back(name + ": unexpected pass (remove it from the expected-failure list)");
-            if (verbose) std::printf("%s %s%s%s\n", o.passed ? "PASS" : "FAIL", name.c_str(), o.passed ? "" : ": ", o.reason.c_str());
-            if (emit && !o.passed) std::printf("EXPECT %s  %s\n", name.c_str(), o.reason.c_str());
+    for (const ember::test::onnx_case& c : ember::test::list_onnx_cases(data)) {
+        const std::string& name = c.name;
+        const std::string category = name.substr(0, name.find('/'));
+        const fs::path& dir = c.dir;
+        if (!filter.empty() && name.find(filter) == std::string::npos) continue;
+        seen.insert(name);
+        bool crashed = false;
+        const outcome o = run_isolated(dir, crashed);
+        const auto listed = expected.find(name);
+        const bool is_expected = listed != expected.end();
+        (o.passed ? passed : failed) += 1;
+        frozen += o.passed && o.frozen > 0 ? 1 : 0;
+        per_category[category].cases += 1;
+        per_category[category].passed += o.passed ? 1 : 0;
+        for (const std::string& op : o.ops) {
+            per_op[op].cases += 1;
+            per_op[op].passed += o.passed ? 1 : 0;
         }
+        if (crashed) unexpected.push_back(name + ": " + o.reason);
+        else if (!o.passed && !is_expected) unexpected.push_back(name + ": unexpected failure: " + o.reason);
+        else if (o.passed && is_expected) unexpected.push_back(name + ": unexpected pass (remove it from the expected-failure list)");
+        if (verbose) std::printf("%s %s%s%s\n", o.passed ? "PASS" : "FAIL", name.c_str(), o.passed ? "" : ": ", o.reason.c_str());
+        if (emit && !o.passed) std::printf("EXPECT %s  %s\n", name.c_str(), o.reason.c_str());
     }
     for (const auto& [name, reason] : expected)
         if (!seen.count(name) && filter.empty()) unexpected.push_back(name + ": listed as expected to fail but no such case");

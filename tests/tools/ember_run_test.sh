@@ -113,6 +113,9 @@ if expect_ok "--repeat" model.onnx --input x=x.npy --input b=b.npy --repeat 5 --
     checks=$((checks + 1))
     grep -q '^y: float32 \[2, 3\] (not written: no --output-dir)$' out.txt || fail "--repeat: stdout does not list y: $(cat out.txt)"
 fi
+if expect_ok "--spin 0 (threads park at once)" model.onnx --input x=x.npy --input b=b.npy --threads 2 --spin 0 --output-dir spin0; then
+    expect_same spin0/y.npy expected_y.npy
+fi
 checks=$((checks + 1))
 if ! "$EMBER_RUN" --help > out.txt 2> err.txt || ! grep -q '^usage: ember-run' out.txt || [ -s err.txt ]; then
     fail "--help: $(cat out.txt err.txt)"
@@ -126,6 +129,7 @@ expect_error "flag without value" "--output-dir: needs a value" model.onnx --inp
 expect_error "two models" "more than one model" model.onnx other.onnx
 expect_error "--threads 0" "--threads: must be at least 1" model.onnx --threads 0
 expect_error "--threads abc" "--threads: expected a whole number" model.onnx --threads abc
+expect_error "--spin abc" "--spin: expected a whole number" model.onnx --spin abc
 expect_error "--repeat -1" "--repeat: expected a whole number" model.onnx --repeat -1
 expect_error "--warmup alone" "--warmup: only makes sense with --repeat" model.onnx --warmup 2
 expect_error "--input without =" "expected NAME=FILE.npy" model.onnx --input x.npy

@@ -7,7 +7,8 @@
 //
 // load_file() reads a file (external data relative to its folder), load_memory() parses bytes
 // the caller holds, load() pulls bytes through the caller's read callback (an archive, a pack
-// file, a game's asset system). Corrupt or truncated bytes give status::invalid_model with the
+// file, a game's asset system). load_options::decrypt decrypts all of them in place, external
+// weight files included (obfuscation, not DRM). Corrupt or truncated bytes give status::invalid_model with the
 // message, the field and the byte offset; ops, types and features ember lacks give
 // status::unsupported_op; files that cannot be read give status::io_error naming the path.
 //
@@ -41,18 +42,43 @@ struct byte_reader {
     void* ctx = nullptr;
 };
 
-/// Parses a model held in memory. The bytes are needed only during the call.
-[[nodiscard]] inline result<graph> load_memory(const void* data, std::size_t size, const load_options& options = {}) {
-    if (size > options.max_model_bytes)
-        return error_info{status::invalid_model, -1,
-                          ember::detail::format("the model is {} bytes, more than load_options::max_model_bytes ({})", size,
-                                                options.max_model_bytes)};
-    if (size != 0 && data == nullptr) return error_info{status::invalid_argument, -1, "load_memory: data is null"};
+namespace detail {
+/// Runs load_options::decrypt over model bytes [offset, offset + bytes), in place.
+[[nodiscard]] inline result<void> decrypt_model(const load_options& options, std::uint64_t offset, std::uint8_t* data, std::size_t bytes) {
+    if (!options.decrypt || bytes == 0 || options.decrypt.apply(options.decrypt.ctx, "", offset, data, bytes)) return {};
+    return error_info{status::invalid_model, -1,
+                      ember::detail::format("load_options::decrypt refused the model's bytes [{}, +{})", offset, bytes)};
+}
+
+/// Parses plain (already decrypted) model bytes.
+[[nodiscard]] inline result<graph> parse_model_bytes(const void* data, std::size_t size, const load_options& options) {
     wire_state state;
     state.max_depth = options.max_depth;
     model_proto m;
-    if (!parse_model(data, size, m, state)) return error_info{status::invalid_model, -1, state.error};
+    if (!parse_model(data, size, m, state))
+        return error_info{status::invalid_model, -1,
+                          options.decrypt ? state.error + " (after load_options::decrypt: a wrong key, or bytes that were not encrypted?)"
+                                          : state.error};
     return import_model(m, options);
+}
+
+[[nodiscard]] inline result<void> check_model_size(std::uint64_t size, const load_options& options) {
+    if (size <= options.max_model_bytes) return {};
+    return error_info{status::invalid_model, -1,
+                      ember::detail::format("the model is {} bytes, more than load_options::max_model_bytes ({})", size, options.max_model_bytes)};
+}
+} // namespace detail
+
+/// Parses a model held in memory. The bytes are needed only during the call. With
+/// options.decrypt set, they are copied first and decrypted in the copy (the caller's stay as
+/// they are).
+[[nodiscard]] inline result<graph> load_memory(const void* data, std::size_t size, const load_options& options = {}) {
+    if (result<void> r = detail::check_model_size(size, options); !r) return r.error();
+    if (size != 0 && data == nullptr) return error_info{status::invalid_argument, -1, "load_memory: data is null"};
+    if (!options.decrypt) return detail::parse_model_bytes(data, size, options);
+    std::vector<std::uint8_t> plain(static_cast<const std::uint8_t*>(data), static_cast<const std::uint8_t*>(data) + size);
+    if (result<void> r = detail::decrypt_model(options, 0, plain.data(), plain.size()); !r) return r.error();
+    return detail::parse_model_bytes(plain.data(), plain.size(), options);
 }
 
 /// Parses one serialized TensorProto (as in ONNX's test_data_set_*/input_0.pb files).
@@ -70,13 +96,10 @@ struct byte_reader {
     return import_tensor(t, options);
 }
 
-/// Reads the whole model through `reader`, then parses it.
+/// Reads the whole model through `reader` (and options.decrypt, chunk by chunk), then parses it.
 [[nodiscard]] inline result<graph> load(const byte_reader& reader, const load_options& options = {}) {
     if (!reader.read) return error_info{status::invalid_argument, -1, "load: byte_reader::read is null"};
-    if (reader.size > options.max_model_bytes)
-        return error_info{status::invalid_model, -1,
-                          ember::detail::format("the model is {} bytes, more than load_options::max_model_bytes ({})", reader.size,
-                                                options.max_model_bytes)};
+    if (result<void> r = detail::check_model_size(reader.size, options); !r) return r.error();
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(reader.size));
     constexpr std::size_t chunk = std::size_t{1} << 24;
     for (std::size_t at = 0; at < bytes.size();) {
@@ -85,9 +108,10 @@ struct byte_reader {
         if (got != n)
             return error_info{status::io_error, -1,
                               ember::detail::format("load: the reader returned {} of {} bytes at offset {}", got, n, at)};
+        if (result<void> r = detail::decrypt_model(options, at, bytes.data() + at, n); !r) return r.error();
         at += n;
     }
-    return load_memory(bytes.data(), bytes.size(), options);
+    return detail::parse_model_bytes(bytes.data(), bytes.size(), options);
 }
 
 /// Reads and parses a model file. External data is read relative to the file's folder unless
@@ -107,7 +131,12 @@ struct byte_reader {
         const std::size_t slash = path.find_last_of("/\\");
         with_dir.base_directory = slash == std::string::npos ? std::string(".") : path.substr(0, slash + 1);
     }
-    result<graph> g = load_memory(bytes.data(), bytes.size(), with_dir);
+    if (result<void> r = detail::decrypt_model(options, 0, bytes.data(), bytes.size()); !r) {
+        error_info e = r.error();
+        e.message = path + ": " + e.message;
+        return e;
+    }
+    result<graph> g = detail::parse_model_bytes(bytes.data(), bytes.size(), with_dir);
     if (!g && g.error().code == status::invalid_model) {
         error_info e = g.error();
         e.message = path + ": " + e.message;

@@ -555,3 +555,135 @@ TEST_CASE("onnx/import: subgraphs nested past max_depth are refused") {
     REQUIRE_MESSAGE(ok, ok.error().message);
     CHECK(ok->nodes[0].find_attribute("then_branch")->graphs[0].nodes[0].op_type == "If");
 }
+
+namespace {
+// An XOR stream keyed on (seed, source, offset): the kind of cipher load_options::decrypt is for.
+std::uint8_t key_byte(std::uint64_t seed, const char* source, std::uint64_t i) {
+    std::uint64_t h = seed;
+    for (const char* c = source; *c; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 0x100000001b3ull;
+    h ^= (i + 1) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 32;
+    return static_cast<std::uint8_t>(h);
+}
+struct xor_key {
+    std::uint64_t seed = 0;
+    bool refuse = false;
+    int calls = 0;
+};
+bool xor_in_place(void* ctx, const char* source, std::uint64_t offset, std::uint8_t* data, std::size_t bytes) noexcept {
+    xor_key& k = *static_cast<xor_key*>(ctx);
+    ++k.calls;
+    if (k.refuse) return false;
+    for (std::size_t i = 0; i < bytes; ++i) data[i] ^= key_byte(k.seed, source, offset + i);
+    return true;
+}
+std::string obfuscated(std::string bytes, std::uint64_t seed, const char* source) {
+    xor_key k{seed};
+    (void)xor_in_place(&k, source, 0, reinterpret_cast<std::uint8_t*>(bytes.data()), bytes.size());
+    return bytes;
+}
+} // namespace
+
+TEST_CASE("onnx/import: load_options::decrypt decrypts the model and its external weights in place, from every source") {
+    const message m = mlp_model();
+    const std::string secret = obfuscated(m.bytes, 42, "");
+    REQUIRE(secret != m.bytes);
+    xor_key key{42};
+    ember::onnx::load_options o;
+    o.decrypt = {xor_in_place, &key};
+    const std::vector<float> in = {1.0f, 2.0f, 3.0f, -1.0f, 0.5f, 0.25f};
+    const std::vector<float> want = mlp_reference(in);
+    const auto run_mlp = [&](const ember::graph& g) {  // batch 2
+        ember::compile_options co;
+        co.dim_values = {{"d0", 2}};
+        auto p = ember::compile(g, co);
+        REQUIRE_MESSAGE(p, p.error().message);
+        std::vector<float> out(4);
+        ember::session s(*p);
+        REQUIRE(s.bind_input(0, in) == status::ok);
+        REQUIRE(s.bind_output(0, out) == status::ok);
+        REQUIRE(s.run() == status::ok);
+        return out;
+    };
+
+    // Not decrypted, the bytes are not a model.
+    auto raw = ember::onnx::load_memory(secret.data(), secret.size());
+    CHECK(raw.error().code == status::invalid_model);
+
+    // load_memory decrypts a copy: the caller's bytes stay as they were.
+    const std::string before = secret;
+    auto g = ember::onnx::load_memory(secret.data(), secret.size(), o);
+    REQUIRE_MESSAGE(g, g.error().message);
+    CHECK(secret == before);
+    ember::test::check_close(run_mlp(*g), want, 1e-5f, 1e-5f);
+
+    // load_file and load(reader)
+    temp_dir dir;
+    const std::string path = dir.write("model.bin", secret);
+    auto from_file = ember::onnx::load_file(path, o);
+    REQUIRE_MESSAGE(from_file, from_file.error().message);
+    ember::test::check_close(run_mlp(*from_file), want, 1e-5f, 1e-5f);
+    auto read = [](void* ctx, std::uint64_t offset, void* dst, std::size_t n) -> std::size_t {
+        std::memcpy(dst, static_cast<const std::string*>(ctx)->data() + offset, n);
+        return n;
+    };
+    auto from_reader = ember::onnx::load(ember::onnx::byte_reader{secret.size(), read, const_cast<std::string*>(&secret)}, o);
+    REQUIRE_MESSAGE(from_reader, from_reader.error().message);
+    ember::test::check_close(run_mlp(*from_reader), want, 1e-5f, 1e-5f);
+
+    // A wrong key: an error that points at the hook, never a crash.
+    xor_key wrong{43};
+    ember::onnx::load_options bad = o;
+    bad.decrypt.ctx = &wrong;
+    auto w1 = ember::onnx::load_memory(secret.data(), secret.size(), bad);
+    CHECK(w1.error().code == status::invalid_model);
+    CHECK(contains(w1.error().message, "after load_options::decrypt"));
+    auto w2 = ember::onnx::load_file(path, bad);
+    CHECK(w2.error().code == status::invalid_model);
+    CHECK(contains(w2.error().message, path));
+    // A hook that refuses.
+    xor_key no{42, true};
+    bad.decrypt.ctx = &no;
+    auto refused = ember::onnx::load_file(path, bad);
+    CHECK(refused.error().code == status::invalid_model);
+    CHECK(contains(refused.error().message, "load_options::decrypt refused the model's bytes [0, +"));
+    CHECK(no.calls == 1);
+
+    // External weights: each file is its own stream, decrypted in the weight tensor's buffer.
+    std::string blob(8, '\x5a');
+    blob.append(reinterpret_cast<const char*>(W1.data()), W1.size() * sizeof(float));
+    dir.write("weights.bin", obfuscated(blob, 7, "weights.bin"));
+    message t = w::tensor_header("W1", w::FLOAT, {3, 4});
+    for (auto [k, v] : {std::pair<const char*, const char*>{"location", "weights.bin"}, {"offset", "8"}}) {
+        message e;
+        e.str(1, k).str(2, v);
+        t.msg(13, e);
+    }
+    t.varint(14, 1);
+    w::graph_parts p;
+    p.nodes = {w::node("Gemm", {"x", "W1"}, {"y"}, "fc")};
+    p.initializers = {t};
+    p.inputs = {w::value_info("x", w::FLOAT, {1, 3})};
+    p.outputs = {w::value_info("y", w::FLOAT, {1, 4})};
+    const std::string ext_path = dir.write("ext.onnx", obfuscated(w::model(w::graph(p)).bytes, 7, ""));
+    xor_key key7{7};
+    o.decrypt.ctx = &key7;
+    auto ext = ember::onnx::load_file(ext_path, o);
+    REQUIRE_MESSAGE(ext, ext.error().message);
+    CHECK(key7.calls == 2);  // the model, then the weights
+    ember::test::check_close(run(*ext, {{1.0f, 0.0f, 0.0f}}), {W1[0], W1[1], W1[2], W1[3]});
+    // A hook that decrypts the model but refuses the weights' file.
+    struct refuse_second {
+        static bool apply(void* ctx, const char* source, std::uint64_t offset, std::uint8_t* data, std::size_t bytes) noexcept {
+            return std::string(source).empty() && xor_in_place(ctx, source, offset, data, bytes);
+        }
+    };
+    xor_key key_half{7};
+    ember::onnx::load_options half = o;
+    half.decrypt = {&refuse_second::apply, &key_half};
+    auto ext_refused = ember::onnx::load_file(ext_path, half);
+    CHECK(ext_refused.error().code == status::invalid_model);
+    CHECK(contains(ext_refused.error().message, "refused bytes [8, +48) of external data 'weights.bin'"));
+}

@@ -35,6 +35,20 @@ EMBER_NAMESPACE_BEGIN
 namespace onnx {
 
 /// How a model is loaded. The defaults suit trusted and untrusted files alike.
+/// A decrypt-in-place hook (load_options::decrypt). apply(ctx, source, offset, data, bytes) turns
+/// `bytes` stored bytes into plain ones where they lie, in ember's own buffer; they sit at `offset`
+/// of the stream `source`: "" for the model itself (load_file(), load(), load_memory()), an
+/// external-data file's location for the weight bytes read from it (straight into the weight
+/// tensor). The model stream is passed in chunks, in order; a stream cipher keyed on the offset
+/// (XOR with a keyed sequence, AES-CTR, ChaCha20) fits. Return false to refuse (the load fails with
+/// status::invalid_model naming the stream and the range). It keeps a model's bytes from being read
+/// off the disk as they are: obfuscation, not DRM, since the key is inside the program.
+struct byte_transform {
+    bool (*apply)(void* ctx, const char* source, std::uint64_t offset, std::uint8_t* data, std::size_t bytes) noexcept = nullptr;
+    void* ctx = nullptr;
+    explicit operator bool() const noexcept { return apply != nullptr; }
+};
+
 struct load_options {
     /// Models larger than this are refused before they are read (protobuf's own limit is 2 GiB).
     std::size_t max_model_bytes = std::size_t{2} << 30;
@@ -45,6 +59,9 @@ struct load_options {
     std::string base_directory;
     /// Where tensor bytes (the graph's constants) come from.
     allocator alloc = default_allocator();
+    /// Turns stored bytes into plain ones, in place, before they are parsed or used: see
+    /// byte_transform. Obfuscation, not DRM: the key ships inside the program.
+    byte_transform decrypt;
 };
 
 /// The ember dtype of an ONNX TensorProto.DataType, dtype::undefined for types ember lacks.
@@ -282,6 +299,10 @@ private:
         ok = ok && offset <= static_cast<std::uint64_t>(LONG_MAX) && std::fseek(f, static_cast<long>(offset), SEEK_SET) == 0 && (nbytes == 0 || std::fread(dst, 1, nbytes, f) == nbytes);
         std::fclose(f);
         if (!ok) return fail(status::io_error, -1, "{}: cannot read {} bytes at offset {} of '{}'", what, nbytes, offset, path);
+        if (options_.decrypt && nbytes != 0 &&
+            !options_.decrypt.apply(options_.decrypt.ctx, location.c_str(), offset, reinterpret_cast<std::uint8_t*>(dst), nbytes))
+            return fail(status::invalid_model, -1, "{}: load_options::decrypt refused bytes [{}, +{}) of external data '{}'", what, offset, nbytes,
+                        location);
         return status::ok;
     }
 

@@ -5,3 +5,4 @@
 #include <ember/onnx.hpp>
 #include <ember/image.hpp>
 #include <ember/post.hpp>
+#include <ember/tiny.hpp>

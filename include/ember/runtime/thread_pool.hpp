@@ -16,7 +16,8 @@
 // CPU time between ops or runs; each op then pays a futex wake-up (a few microseconds, tens on a
 // loaded machine). A benchmark or a server that has cores to spare passes e.g. 200 us, so that a
 // model's ops, which follow each other within microseconds, hand over through a spinning thread.
-// Elsewhere than Linux, parking uses a condition variable (and so a mutex) instead of the futex.
+// Elsewhere than Linux (or with EMBER_THREAD_POOL_CONDVAR defined, as a test does to run that
+// path here), parking uses a condition variable, and so a mutex, instead of the futex.
 #pragma once
 
 #include <atomic>
@@ -26,7 +27,7 @@
 #include <thread>
 #include <vector>
 
-#if defined(__linux__)
+#if defined(__linux__) && !defined(EMBER_THREAD_POOL_CONDVAR)
 #include <linux/futex.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -71,7 +72,7 @@ bool spin_until(std::chrono::microseconds spin, Ready&& ready) noexcept {
 /// condition. On Linux a futex (no mutex anywhere); elsewhere a mutex and a condition variable.
 class parking {
 public:
-#if defined(__linux__)
+#if defined(__linux__) && !defined(EMBER_THREAD_POOL_CONDVAR)
     /// Sleeps while word == expected (returns at once if it already differs).
     void wait(std::atomic<std::uint32_t>& word, std::uint32_t expected) noexcept {
         (void)::syscall(SYS_futex, address(word), FUTEX_WAIT_PRIVATE, expected, nullptr, nullptr, 0);

@@ -183,26 +183,29 @@ int main(int argc, char** argv) {
         std::vector<double> via_file, via_header, load_only, build_only;
         using clock = std::chrono::steady_clock;
         auto ms = [](clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); };
-        // Each way in its own loop, results dropped at once, so neither runs with the other's
-        // plan alive.
-        for (std::size_t r = 0; r < time_runs; ++r) {
+        // The two ways alternate, each result dropped at once (neither runs with the other's
+        // plan alive), and each goes first every other round.
+        auto via_load_file = [&] {
             const auto t0 = clock::now();
             ember::result<ember::graph> g = ember::onnx::load_file(model);
             const auto t1 = clock::now();
-            if (!g || !ember::compile(*g, options)) return fail("a timed load_file() or compile() failed");
-            const auto t2 = clock::now();
+            const bool ok = g && ember::compile(*g, options);
             load_only.push_back(ms(t1 - t0));
-            via_file.push_back(ms(t2 - t0));
-        }
-        for (std::size_t r = 0; r < time_runs; ++r) {
+            via_file.push_back(ms(clock::now() - t0));
+            return ok;
+        };
+        auto via_generated = [&] {
             const auto t0 = clock::now();
-            if (!generated_graph()) return fail("a timed build_graph() failed");
+            const bool built = static_cast<bool>(generated_graph());
             const auto t1 = clock::now();
-            if (!generated_compile(options)) return fail("a timed compile() of the header failed");
-            const auto t2 = clock::now();
+            const bool ok = built && generated_compile(options);
             build_only.push_back(ms(t1 - t0));
-            via_header.push_back(ms(t2 - t1));
-        }
+            via_header.push_back(ms(clock::now() - t1));
+            return ok;
+        };
+        for (std::size_t r = 0; r < time_runs; ++r)
+            if (r % 2 ? !(via_generated() && via_load_file()) : !(via_load_file() && via_generated()))
+                return fail("a timed load or compile failed");
         std::printf("codegen timing (median of %zu): load_file %.3f ms, load_file + compile %.3f ms; build_graph %.3f ms, "
                     "header compile() %.3f ms\n",
                     time_runs, median_ms(load_only), median_ms(via_file), median_ms(build_only), median_ms(via_header));

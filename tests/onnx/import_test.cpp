@@ -85,6 +85,27 @@ message mlp_model(std::int64_t ir_version = 8, bool initializers_as_inputs = fal
     return w::model(w::graph(p), 13, ir_version);
 }
 
+/// x[1, 3] -> Gemm with W1 [3, 4] stored as external data at `location` (offset and length as
+/// written in the model; empty: not written) -> y[1, 4].
+message external_w1_model(const std::string& location, const std::string& offset, const std::string& length) {
+    message t = w::tensor_header("W1", w::FLOAT, {3, 4});
+    auto entry = [&](const char* k, const std::string& v) {
+        message e;
+        e.str(1, k).str(2, v);
+        t.msg(13, e);
+    };
+    entry("location", location);
+    if (!offset.empty()) entry("offset", offset);
+    if (!length.empty()) entry("length", length);
+    t.varint(14, 1);
+    w::graph_parts p;
+    p.nodes = {w::node("Gemm", {"x", "W1"}, {"y"}, "fc")};
+    p.initializers = {t};
+    p.inputs = {w::value_info("x", w::FLOAT, {1, 3})};
+    p.outputs = {w::value_info("y", w::FLOAT, {1, 4})};
+    return w::model(w::graph(p));
+}
+
 std::vector<float> mlp_reference(const std::vector<float>& x) {
     std::vector<float> y(4);
     for (int n = 0; n < 2; ++n) {
@@ -397,32 +418,14 @@ TEST_CASE("onnx/import: external data relative to the model's folder") {
     blob.append(reinterpret_cast<const char*>(w1.data()), w1.size() * sizeof(float));
     dir.write("weights.bin", blob);
 
-    auto model_with = [&](const std::string& location, const std::string& offset, const std::string& length) {
-        message t = w::tensor_header("W1", w::FLOAT, {3, 4});
-        auto entry = [&](const char* k, const std::string& v) {
-            message e;
-            e.str(1, k).str(2, v);
-            t.msg(13, e);
-        };
-        entry("location", location);
-        if (!offset.empty()) entry("offset", offset);
-        if (!length.empty()) entry("length", length);
-        t.varint(14, 1);
-        w::graph_parts p;
-        p.nodes = {w::node("Gemm", {"x", "W1"}, {"y"}, "fc")};
-        p.initializers = {t};
-        p.inputs = {w::value_info("x", w::FLOAT, {1, 3})};
-        p.outputs = {w::value_info("y", w::FLOAT, {1, 4})};
-        return w::model(w::graph(p));
-    };
-    const std::string path = dir.write("model.onnx", model_with("weights.bin", "16", "48").bytes);
+    const std::string path = dir.write("model.onnx", external_w1_model("weights.bin", "16", "48").bytes);
     auto g = ember::onnx::load_file(path);
     REQUIRE_MESSAGE(g, g.error().message);
     const std::vector<float> out = run(*g, {{1.0f, 0.0f, 0.0f}});
     ember::test::check_close(out, {W1[0], W1[1], W1[2], W1[3]});
 
     // load_memory needs the folder
-    const message m = model_with("weights.bin", "16", "");
+    const message m = external_w1_model("weights.bin", "16", "");
     auto no_dir = load(m);
     CHECK(no_dir.error().code == status::invalid_argument);
     CHECK(contains(no_dir.error().message, "no base directory is known"));
@@ -432,19 +435,19 @@ TEST_CASE("onnx/import: external data relative to the model's folder") {
 
     for (const char* bad : {"../weights.bin", "sub/../../x.bin", "/etc/passwd", "..", "C:\\w.bin", "a\\..\\..\\b"}) {
         CAPTURE(bad);
-        auto r = load(model_with(bad, "", ""), o);
+        auto r = load(external_w1_model(bad, "", ""), o);
         CHECK(r.error().code == status::invalid_model);
         CHECK(contains(r.error().message, "must be a relative path inside the model's folder"));
     }
-    auto missing = load(model_with("absent.bin", "", ""), o);
+    auto missing = load(external_w1_model("absent.bin", "", ""), o);
     CHECK(missing.error().code == status::io_error);
     CHECK(contains(missing.error().message, "absent.bin"));
-    auto past = load(model_with("weights.bin", "40", ""), o);
+    auto past = load(external_w1_model("weights.bin", "40", ""), o);
     CHECK(past.error().code == status::invalid_model);
     CHECK(contains(past.error().message, "runs past the end"));
-    auto wrong_len = load(model_with("weights.bin", "16", "12"), o);
+    auto wrong_len = load(external_w1_model("weights.bin", "16", "12"), o);
     CHECK(contains(wrong_len.error().message, "length 12 differs from the 48 bytes"));
-    auto nan_off = load(model_with("weights.bin", "-4", ""), o);
+    auto nan_off = load(external_w1_model("weights.bin", "-4", ""), o);
     CHECK(contains(nan_off.error().message, "offset '-4' is not a number"));
 }
 
@@ -655,19 +658,7 @@ TEST_CASE("onnx/import: load_options::decrypt decrypts the model and its externa
     std::string blob(8, '\x5a');
     blob.append(reinterpret_cast<const char*>(W1.data()), W1.size() * sizeof(float));
     dir.write("weights.bin", obfuscated(blob, 7, "weights.bin"));
-    message t = w::tensor_header("W1", w::FLOAT, {3, 4});
-    for (auto [k, v] : {std::pair<const char*, const char*>{"location", "weights.bin"}, {"offset", "8"}}) {
-        message e;
-        e.str(1, k).str(2, v);
-        t.msg(13, e);
-    }
-    t.varint(14, 1);
-    w::graph_parts p;
-    p.nodes = {w::node("Gemm", {"x", "W1"}, {"y"}, "fc")};
-    p.initializers = {t};
-    p.inputs = {w::value_info("x", w::FLOAT, {1, 3})};
-    p.outputs = {w::value_info("y", w::FLOAT, {1, 4})};
-    const std::string ext_path = dir.write("ext.onnx", obfuscated(w::model(w::graph(p)).bytes, 7, ""));
+    const std::string ext_path = dir.write("ext.onnx", obfuscated(external_w1_model("weights.bin", "8", "").bytes, 7, ""));
     xor_key key7{7};
     o.decrypt.ctx = &key7;
     auto ext = ember::onnx::load_file(ext_path, o);

@@ -29,12 +29,24 @@ struct relu {
     static constexpr std::string_view name = "relu";
     static constexpr std::string_view onnx_name = "Relu";
     float operator()(float x) const noexcept { return x > 0.0f ? x : 0.0f; }
+    // A select rather than xsimd::max: GCC 12 at -O3 -march=native warns (-Wuninitialized) on
+    // the _mm512_undefined_ps inside _mm512_max_ps.
     template <class Arch>
     xsimd::batch<float, Arch> operator()(const xsimd::batch<float, Arch>& x) const noexcept {
-        return xsimd::max(x, xsimd::batch<float, Arch>(0.0f));
+        const xsimd::batch<float, Arch> zero(0.0f);
+        return xsimd::select(x > zero, x, zero);
     }
     void read_attributes(const node&) noexcept {}
 };
+
+// GCC 12 inlines the _mm512_undefined_* idiom of its own avx512fintrin.h into xsimd's exp and
+// then warns (-Wuninitialized, a false positive) in the includer's code at -O2 -march=native; the
+// pragma must surround the template's definition to reach its instantiations.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 /// ONNX Tanh (xsimd's tanh on batches, within a few ULP of std::tanh).
 struct tanh {
@@ -58,6 +70,10 @@ struct sigmoid {
     }
     void read_attributes(const node&) noexcept {}
 };
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic pop
+#endif
 
 /// ONNX LeakyRelu: x for x >= 0, alpha * x otherwise. alpha is a run-time value (C++17 has no
 /// float template arguments): set it here, or load() reads the node's attribute.

@@ -6,23 +6,36 @@
 # Exits 77 (skipped) with the reason when the zoo or the model is absent.
 #
 #     bash tests/codegen/zoo_test.sh EMBER_CODEGEN DRIVER_LIB CXX "CXXFLAGS" SOURCE_DIR WORK_DIR NAME
+#
+# NAME may also be the path of an .onnx file outside the zoo, run on the driver's seeded inputs.
 set -u
 if [ $# -ne 7 ]; then
     echo "usage: $0 EMBER_CODEGEN DRIVER_LIB CXX CXXFLAGS SOURCE_DIR WORK_DIR NAME" >&2
     exit 2
 fi
 CODEGEN="$1" DRIVER="$2" CXX="$3" FLAGS="$4" SRC="$5" WORK="$6" NAME="$7"
-if [ -n "${EMBER_ANCHORS:-}" ]; then ZOO="$EMBER_ANCHORS/models"; else ZOO="${HOME:-}/.cache/ember-anchors/models"; fi
-if [ ! -f "$ZOO/$NAME.onnx" ] || [ ! -f "$ZOO/$NAME.in.npy" ]; then
-    echo "codegen zoo test: skipped: no $NAME.onnx and $NAME.in.npy in '$ZOO' (run ../shared/anchors/setup.sh, or set EMBER_ANCHORS)"
-    exit 77
+if [[ "$NAME" == *.onnx ]]; then
+    # A model outside the zoo (ONNX's test data: If and Scan bodies), run on seeded inputs.
+    MODEL="$NAME" INPUT=""
+    NAME=$(basename "$(dirname "$MODEL")")
+    if [ ! -f "$MODEL" ]; then
+        echo "codegen zoo test: skipped: no '$MODEL' (Debian's libonnx-testdata)"
+        exit 77
+    fi
+else
+    if [ -n "${EMBER_ANCHORS:-}" ]; then ZOO="$EMBER_ANCHORS/models"; else ZOO="${HOME:-}/.cache/ember-anchors/models"; fi
+    MODEL="$ZOO/$NAME.onnx" INPUT="$ZOO/$NAME.in.npy"
+    if [ ! -f "$MODEL" ] || [ ! -f "$INPUT" ]; then
+        echo "codegen zoo test: skipped: no $NAME.onnx and $NAME.in.npy in '$ZOO' (run ../shared/anchors/setup.sh, or set EMBER_ANCHORS)"
+        exit 77
+    fi
 fi
 rm -rf "$WORK" && mkdir -p "$WORK" || exit 1
 HEADER="$WORK/$NAME.hpp"
 
 seconds() { awk "BEGIN { printf \"%.2f\", $2 - $1 }"; }
 start=$(date +%s.%N)
-"$CODEGEN" "$ZOO/$NAME.onnx" -o "$HEADER" --namespace "zoo::$NAME" || exit 1
+"$CODEGEN" "$MODEL" -o "$HEADER" --namespace "zoo::$NAME" || exit 1
 generated=$(date +%s.%N)
 includes=$(grep '^#include' "$HEADER" | tr '\n' ' ')
 if [ "$includes" != "#include <cstdint> #include <ember/ember.hpp> #include <ember/graph/codegen.hpp> " ]; then
@@ -38,4 +51,4 @@ compiled=$(date +%s.%N)
 linked=$(date +%s.%N)
 echo "codegen zoo test: $NAME: header $(stat -c %s "$HEADER") bytes, ember-codegen $(seconds "$start" "$generated") s," \
     "compile $(seconds "$generated" "$compiled") s, link $(seconds "$compiled" "$linked") s"
-"$WORK/roundtrip" "$ZOO/$NAME.onnx" "$ZOO/$NAME.in.npy" ${EMBER_CODEGEN_TIME:+--time "$EMBER_CODEGEN_TIME"}
+"$WORK/roundtrip" "$MODEL" ${INPUT:+"$INPUT"} ${EMBER_CODEGEN_TIME:+--time "$EMBER_CODEGEN_TIME"}

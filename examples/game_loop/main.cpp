@@ -38,7 +38,7 @@ ember::result<ember::graph> policy_graph() {
     ember::value_id h = b.input("observation", ember::dtype::float32, {"agents", std::int64_t(observations)});
     const std::int64_t widths[] = {observations, hidden, hidden, actions};
     for (int l = 0; l < 3; ++l) {
-        std::vector<float> w(std::size_t(widths[l] * widths[l + 1])), bias(std::size_t(widths[l + 1]));
+        std::vector<float> w(static_cast<std::size_t>(widths[l] * widths[l + 1])), bias(static_cast<std::size_t>(widths[l + 1]));
         const float scale = std::sqrt(2.0f / float(widths[l]));  // He initialisation
         for (float& v : w) v = normal(rng) * scale;
         for (float& v : bias) v = normal(rng) * 0.1f;

@@ -110,16 +110,7 @@ public:
             (void)set_weights({(*w)->data<float>(), (*w)->size()}, {bias, bias != nullptr ? std::size_t{Channels_out} : 0});
         }
         walk.advance(nd.outputs[0]);
-        if constexpr (!Act::onnx_name.empty()) {
-            result<detail::graph_walk::step> a = walk.next(Act::onnx_name);
-            if (!a) return a.error();
-            const node& an = walk.at(a->node);
-            if (an.op_type != Act::onnx_name)
-                return walk.fail(status::unsupported_op, a->node, ember::detail::format("expected {}, the layer's activation", Act::onnx_name));
-            if (commit) act_.read_attributes(an);
-            walk.advance(an.outputs[0]);
-        }
-        return {};
+        return detail::load_activation(walk, act_, commit);
     }
 
 private:

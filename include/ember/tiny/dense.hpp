@@ -91,16 +91,7 @@ public:
         } else {
             return walk.fail(status::unsupported_op, n, "expected Gemm or MatMul");
         }
-        if constexpr (!Act::onnx_name.empty()) {
-            result<detail::graph_walk::step> a = walk.next(Act::onnx_name);
-            if (!a) return a.error();
-            const node& an = walk.at(a->node);
-            if (an.op_type != Act::onnx_name)
-                return walk.fail(status::unsupported_op, a->node, ember::detail::format("expected {}, the layer's activation", Act::onnx_name));
-            if (commit) act_.read_attributes(an);
-            walk.advance(an.outputs[0]);
-        }
-        return {};
+        return detail::load_activation(walk, act_, commit);
     }
 
 private:

@@ -227,5 +227,25 @@ inline bool dim_is(const partial_shape& s, std::size_t k, std::size_t value) noe
     return k >= s.dims.size() || !s.dims[k].known() || s.dims[k].value == static_cast<std::int64_t>(value);
 }
 
+/// Matches a layer's activation node (none for identity) at walk's current value; with commit,
+/// act reads its attributes (LeakyRelu's alpha). Act is one of activation.hpp's types.
+template <class Act>
+result<void> load_activation(graph_walk& walk, Act& act, bool commit) {
+    if constexpr (!Act::onnx_name.empty()) {
+        result<graph_walk::step> a = walk.next(Act::onnx_name);
+        if (!a) return a.error();
+        const node& an = walk.at(a->node);
+        if (an.op_type != Act::onnx_name)
+            return walk.fail(status::unsupported_op, a->node, ember::detail::format("expected {}, the layer's activation", Act::onnx_name));
+        if (commit) act.read_attributes(an);
+        walk.advance(an.outputs[0]);
+    } else {
+        (void)walk;
+        (void)act;
+        (void)commit;
+    }
+    return {};
+}
+
 } // namespace tiny::detail
 EMBER_NAMESPACE_END

@@ -28,6 +28,7 @@ enum class status : std::uint8_t {
     out_of_memory,     ///< the allocator returned null
     io_error,          ///< a file could not be read or written
     device_error,      ///< a GPU call failed (the CUDA extension); the message names the CUDA error
+    busy,              ///< refused for now: a batcher's queue is full, waited too long, or is stopping (HTTP 503)
 };
 
 [[nodiscard]] constexpr std::string_view to_string(status s) noexcept {
@@ -40,6 +41,7 @@ enum class status : std::uint8_t {
         case status::out_of_memory: return "out_of_memory";
         case status::io_error: return "io_error";
         case status::device_error: return "device_error";
+        case status::busy: return "busy";
     }
     return "unknown";
 }

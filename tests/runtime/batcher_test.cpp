@@ -66,6 +66,8 @@ TEST_CASE("batcher: many threads' requests come back with their own rows, equal 
     ember::batcher_options o;
     o.max_batch = 8;
     o.max_delay = 2ms;
+    SUBCASE("one instance") { o.instances = 1; }
+    SUBCASE("three instances side by side") { o.instances = 3; }
     auto b = make(g, o);
     CHECK(b->max_batch() == 8);
     CHECK(b->input_item_bytes(0) == features * sizeof(float));
@@ -221,6 +223,12 @@ TEST_CASE("batcher: wrong counts are invalid_argument; models without a batch ax
     auto zero = ember::batcher::create(g, {}, o);
     REQUIRE_FALSE(zero);
     CHECK(zero.error().message.find("max_batch") != std::string::npos);
+    o.max_batch = 4;
+    o.instances = 0;
+    auto no_instance = ember::batcher::create(g, {}, o);
+    REQUIRE_FALSE(no_instance);
+    CHECK(no_instance.error().message.find("instances") != std::string::npos);
+    o.instances = 1;
     o.max_batch = 4;
     o.batch_sizes = {2, 9};
     auto outside = ember::batcher::create(g, {}, o);

@@ -3,7 +3,8 @@
 // once. Callers on any thread hand in one request (one or more items of the model's batch axis)
 // and block; one worker thread that the batcher owns gathers the waiting requests into one batch
 // (up to max_batch items, or whatever came within max_delay of the first), runs it on a plan
-// compiled for that batch size, and hands every caller its own rows of the outputs.
+// compiled for that batch size, and hands every caller its own rows of the outputs. With
+// `instances` > 1, that many workers take batches from the queue and run them side by side.
 //
 //     ember::batcher_options o;
 //     o.max_batch = 16;
@@ -17,8 +18,8 @@
 // Every graph input and output must have the batch as its first axis: at batch b its shape is the
 // single item's with b in front. The plans are compiled for the batch sizes in
 // batcher_options::batch_sizes (default 1, 2, 4, ... up to max_batch, and max_batch); a batch of
-// n items runs on the smallest plan that holds n, with the rows past n zeroed. All plans share one
-// arena. run() allocates nothing and throws nothing; it takes the batcher's mutex to queue and waits
+// n items runs on the smallest plan that holds n, with the rows past n zeroed. An instance's plans
+// share one arena. run() allocates nothing and throws nothing; it takes the batcher's mutex to queue and waits
 // on a condition variable of its own until its batch is done.
 #pragma once
 
@@ -64,8 +65,14 @@ struct batcher_options {
     /// The batch sizes to compile plans for, each in [1, max_batch]; empty = 1, 2, 4, ... below
     /// max_batch, and max_batch. max_batch is always added.
     std::vector<std::size_t> batch_sizes;
-    /// Runs each batch's kernels (a thread_pool's executor, or the host's); null = the worker
-    /// thread alone. Must outlive the batcher.
+    /// Workers, each with its own sessions and arena, that run batches at the same time (Triton's
+    /// model instances). On a CPU, convolution networks run no faster per item in a batch of 16
+    /// than alone (the activations of the whole batch leave the caches), so what a server gains
+    /// is running requests side by side: give one instance per core and no executor, or one
+    /// instance and a thread pool's executor.
+    std::size_t instances = 1;
+    /// Runs each batch's kernels (a thread_pool's executor, or the host's); null = the instance's
+    /// worker thread alone. Shared by every instance; must outlive the batcher.
     const executor* exec = nullptr;
 };
 
@@ -86,10 +93,12 @@ class batcher {
 public:
     /// Compiles `g` (with `base`'s options; its input_shapes may give an input's item shape, the
     /// first axis being replaced by the batch) for every batch size, checks that every input and
-    /// output scales with the batch on its first axis, and starts the worker thread.
+    /// output scales with the batch on its first axis, and starts the worker thread. The inputs'
+    /// and outputs' declared first axis is ignored (a model exported at batch 1 batches too).
     static result<std::unique_ptr<batcher>> create(const graph& g, const compile_options& base, const batcher_options& options) {
         if (options.max_batch == 0) return error_info{status::invalid_argument, -1, "batcher: max_batch must be at least 1"};
         if (options.max_queue == 0) return error_info{status::invalid_argument, -1, "batcher: max_queue must be at least 1"};
+        if (options.instances == 0) return error_info{status::invalid_argument, -1, "batcher: instances must be at least 1"};
         std::vector<std::size_t> sizes = options.batch_sizes;
         if (sizes.empty())
             for (std::size_t b = 1; b < options.max_batch; b *= 2) sizes.push_back(b);
@@ -101,20 +110,33 @@ public:
         std::sort(sizes.begin(), sizes.end());
         sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
 
+        // Models exported for one fixed batch (torch.onnx's default: [1, 3, 224, 224]) declare
+        // the first axis as a number; it becomes a free dimension here, and the check below proves
+        // the outputs follow it.
+        graph free_batch = g;
+        for (value_id v : free_batch.inputs) {
+            partial_shape& declared = free_batch.values[v].declared;
+            if (declared.rank_known && declared.rank() > 0) declared.dims[0] = dim();
+        }
+        for (value_id v : free_batch.outputs) {
+            partial_shape& declared = free_batch.values[v].declared;
+            if (declared.rank_known && declared.rank() > 0) declared.dims[0] = dim();
+        }
+
         std::unique_ptr<batcher> self(new batcher(options));
         for (std::size_t b : sizes) {
             result<compile_options> copts = options_for(g, base, b);
             if (!copts) return copts.error();
-            result<plan> p = compile(g, *copts);
+            result<plan> p = compile(free_batch, *copts);
             if (!p) {
                 error_info e = p.error();
                 e.message = detail::format("batcher: compiling for batch {}: {}", b, e.message);
                 return e;
             }
-            self->plans_.push_back({b, std::make_unique<plan>(*std::move(p)), {}});
+            self->plans_.push_back({b, std::make_unique<plan>(*std::move(p))});
         }
         if (status s = self->check_and_allocate(); s != status::ok) return error_info{s, -1, self->error_};
-        self->worker_ = std::thread([raw = self.get()] { raw->work(); });
+        for (std::unique_ptr<instance>& w : self->instances_) w->thread = std::thread([raw = self.get(), one = w.get()] { raw->work(*one); });
         return self;
     }
 
@@ -158,7 +180,8 @@ public:
             queued_items_ += items;
             requests_.fetch_add(1, std::memory_order_relaxed);
             items_.fetch_add(items, std::memory_order_relaxed);
-            if (count_ == 1 || queued_items_ >= options_.max_batch) work_cv_.notify_one();
+            if (queued_items_ >= options_.max_batch) work_cv_.notify_all();  // the gathering worker, whichever it is
+            else if (count_ == 1) work_cv_.notify_one();
             r.done_cv.wait(lock, [&] { return r.done; });
         }
         return r.result;
@@ -183,15 +206,16 @@ public:
         return count_;
     }
 
-    /// Refuses new requests (busy), runs the ones already queued, and joins the worker. Idempotent;
-    /// the destructor calls it.
+    /// Refuses new requests (busy), runs the ones already queued, and joins the workers.
+    /// Idempotent; the destructor calls it.
     void stop() noexcept {
         {
             std::lock_guard<std::mutex> lock(mutex_);
             stopping_ = true;
         }
-        work_cv_.notify_one();
-        if (worker_.joinable()) worker_.join();
+        work_cv_.notify_all();
+        for (std::unique_ptr<instance>& w : instances_)
+            if (w->thread.joinable()) w->thread.join();
     }
 
 private:
@@ -209,10 +233,17 @@ private:
     struct compiled {
         std::size_t batch;
         std::unique_ptr<plan> compiled;
-        std::unique_ptr<session> runner;
+    };
+    /// One worker: a session per plan over one arena, the batch's input and output buffers.
+    struct instance {
+        std::vector<std::unique_ptr<session>> sessions;  // as plans_
+        std::vector<aligned_buffer> in_stage, out_stage;
+        aligned_buffer arena;
+        std::vector<request*> taken;  // the batch being run (reserved: no allocation per batch)
+        std::thread thread;
     };
 
-    explicit batcher(const batcher_options& o) : options_(o), queue_(o.max_queue), batch_items_(o.max_batch + 1) { taken_.reserve(o.max_batch); }
+    explicit batcher(const batcher_options& o) : options_(o), queue_(o.max_queue), batch_items_(o.max_batch + 1) {}
 
     /// base with every graph input's shape set to its item shape with `batch` in front.
     static result<compile_options> options_for(const graph& g, const compile_options& base, std::size_t batch) {
@@ -279,28 +310,31 @@ private:
         const plan& last = *plans_.back().compiled;
         in_item_.resize(first.input_count());
         out_item_.resize(first.output_count());
-        in_stage_.resize(first.input_count());
-        out_stage_.resize(first.output_count());
-        for (std::size_t i = 0; i < first.input_count(); ++i) {
-            in_item_[i] = first.input(i).bytes / b0;
-            if (!in_stage_[i].allocate(last.input(i).bytes, first.alloc())) return out_of_memory("an input's batch buffer");
-        }
-        for (std::size_t i = 0; i < first.output_count(); ++i) {
-            out_item_[i] = first.output(i).bytes / b0;
-            if (!out_stage_[i].allocate(last.output(i).bytes, first.alloc())) return out_of_memory("an output's batch buffer");
-        }
-        if (!arena_.allocate(arena, first.alloc(), false)) return out_of_memory("the arena");
-        for (compiled& c : plans_) {
-            c.runner = std::make_unique<session>(*c.compiled, span<std::byte>(arena_.data(), arena_.size_bytes()), options_.exec);
-            session& s = *c.runner;
-            bool ok = s.state() == status::ok;
-            for (std::size_t i = 0; ok && i < first.input_count(); ++i)
-                ok = s.bind_input(i, in_stage_[i].data(), c.compiled->input(i).bytes) == status::ok;
-            for (std::size_t i = 0; ok && i < first.output_count(); ++i)
-                ok = s.bind_output(i, out_stage_[i].data(), c.compiled->output(i).bytes) == status::ok;
-            if (!ok) {
-                error_ = detail::format("batcher: cannot set up the session for batch {}", c.batch);
-                return status::invalid_argument;
+        for (std::size_t i = 0; i < first.input_count(); ++i) in_item_[i] = first.input(i).bytes / b0;
+        for (std::size_t i = 0; i < first.output_count(); ++i) out_item_[i] = first.output(i).bytes / b0;
+        for (std::size_t k = 0; k < options_.instances; ++k) {
+            instances_.push_back(std::make_unique<instance>());
+            instance& w = *instances_.back();
+            w.taken.reserve(options_.max_batch);
+            w.in_stage.resize(first.input_count());
+            w.out_stage.resize(first.output_count());
+            for (std::size_t i = 0; i < first.input_count(); ++i)
+                if (!w.in_stage[i].allocate(last.input(i).bytes, first.alloc())) return out_of_memory("an input's batch buffer");
+            for (std::size_t i = 0; i < first.output_count(); ++i)
+                if (!w.out_stage[i].allocate(last.output(i).bytes, first.alloc())) return out_of_memory("an output's batch buffer");
+            if (!w.arena.allocate(arena, first.alloc(), false)) return out_of_memory("the arena");
+            for (const compiled& c : plans_) {
+                w.sessions.push_back(std::make_unique<session>(*c.compiled, span<std::byte>(w.arena.data(), w.arena.size_bytes()), options_.exec));
+                session& s = *w.sessions.back();
+                bool ok = s.state() == status::ok;
+                for (std::size_t i = 0; ok && i < first.input_count(); ++i)
+                    ok = s.bind_input(i, w.in_stage[i].data(), c.compiled->input(i).bytes) == status::ok;
+                for (std::size_t i = 0; ok && i < first.output_count(); ++i)
+                    ok = s.bind_output(i, w.out_stage[i].data(), c.compiled->output(i).bytes) == status::ok;
+                if (!ok) {
+                    error_ = detail::format("batcher: cannot set up the session for batch {}", c.batch);
+                    return status::invalid_argument;
+                }
             }
         }
         return status::ok;
@@ -319,35 +353,38 @@ private:
         return true;
     }
 
-    /// The worker: waits for a first request, gives others max_delay to join (or until max_batch
-    /// items wait), takes whole requests from the front up to max_batch items, runs them, wakes
-    /// their callers. Drains the queue before it stops.
-    void work() noexcept {
-        std::vector<request*>& taken = taken_;
+    /// A worker: waits until there is a request and no other worker is gathering a batch, gives
+    /// others max_delay to join the first (or until max_batch items wait), takes whole requests
+    /// from the front up to max_batch items, runs them, wakes their callers. The workers drain
+    /// the queue before they stop.
+    void work(instance& w) noexcept {
         std::unique_lock<std::mutex> lock(mutex_);
         for (;;) {
-            work_cv_.wait(lock, [&] { return count_ > 0 || stopping_; });
+            work_cv_.wait(lock, [&] { return !gathering_ && (count_ > 0 || stopping_); });
             if (count_ == 0) return;  // stopping, nothing left
+            gathering_ = true;
             const clock::time_point deadline = queue_[head_]->arrival + options_.max_delay;
             while (!stopping_ && queued_items_ < options_.max_batch && clock::now() < deadline)
                 work_cv_.wait_until(lock, deadline);
             std::size_t items = 0;
-            taken.clear();
+            w.taken.clear();
             while (count_ > 0 && items + queue_[head_]->items <= options_.max_batch) {
                 request* r = queue_[head_];
                 head_ = (head_ + 1) % queue_.size();
                 --count_;
                 queued_items_ -= r->items;
                 items += r->items;
-                taken.push_back(r);
+                w.taken.push_back(r);
             }
+            gathering_ = false;
+            if (count_ > 0 || stopping_) work_cv_.notify_all();  // another worker may gather the rest
             lock.unlock();
-            const status result = run_batch(taken, items);
+            const status result = run_batch(w, items);
             batches_.fetch_add(1, std::memory_order_relaxed);
             batch_items_[items].fetch_add(1, std::memory_order_relaxed);
-            if (result != status::ok) failed_.fetch_add(taken.size(), std::memory_order_relaxed);
+            if (result != status::ok) failed_.fetch_add(w.taken.size(), std::memory_order_relaxed);
             lock.lock();
-            for (request* r : taken) {
+            for (request* r : w.taken) {
                 r->result = result;
                 r->done = true;
                 r->done_cv.notify_one();  // under the lock: r lives on its caller's stack
@@ -355,26 +392,27 @@ private:
         }
     }
 
-    status run_batch(const std::vector<request*>& taken, std::size_t items) noexcept {
-        compiled* c = &plans_.back();
-        for (compiled& candidate : plans_)
-            if (candidate.batch >= items) {
-                c = &candidate;
+    status run_batch(instance& w, std::size_t items) noexcept {
+        std::size_t k = plans_.size() - 1;
+        for (std::size_t j = 0; j < plans_.size(); ++j)
+            if (plans_[j].batch >= items) {
+                k = j;
                 break;
             }
+        const std::size_t batch = plans_[k].batch;
         for (std::size_t i = 0; i < in_item_.size(); ++i) {
-            std::byte* dst = in_stage_[i].data();
-            for (const request* r : taken) {
+            std::byte* dst = w.in_stage[i].data();
+            for (const request* r : w.taken) {
                 std::memcpy(dst, r->inputs[i], r->items * in_item_[i]);
                 dst += r->items * in_item_[i];
             }
-            std::memset(dst, 0, (c->batch - items) * in_item_[i]);  // rows no request filled
+            std::memset(dst, 0, (batch - items) * in_item_[i]);  // rows no request filled
         }
-        const status s = c->runner->run();
+        const status s = w.sessions[k]->run();
         if (s != status::ok) return s;
         for (std::size_t i = 0; i < out_item_.size(); ++i) {
-            const std::byte* src = out_stage_[i].data();
-            for (const request* r : taken) {
+            const std::byte* src = w.out_stage[i].data();
+            for (const request* r : w.taken) {
                 std::memcpy(r->outputs[i], src, r->items * out_item_[i]);
                 src += r->items * out_item_[i];
             }
@@ -385,8 +423,7 @@ private:
     batcher_options options_;
     std::vector<compiled> plans_;  // ascending batch sizes
     std::vector<std::size_t> in_item_, out_item_;
-    std::vector<aligned_buffer> in_stage_, out_stage_;
-    aligned_buffer arena_;
+    std::vector<std::unique_ptr<instance>> instances_;
     std::string error_;
 
     mutable std::mutex mutex_;
@@ -394,11 +431,10 @@ private:
     std::vector<request*> queue_;  // a ring of max_queue slots
     std::size_t head_ = 0, count_ = 0, queued_items_ = 0;
     bool stopping_ = false;
-    std::vector<request*> taken_;  // the worker's current batch (reserved: no allocation per batch)
+    bool gathering_ = false;  // a worker is waiting for a batch to fill
 
     std::atomic<std::uint64_t> requests_{0}, items_{0}, batches_{0}, refused_{0}, shed_{0}, failed_{0};
     std::vector<std::atomic<std::uint64_t>> batch_items_;
-    std::thread worker_;
 };
 
 EMBER_NAMESPACE_END

@@ -54,6 +54,7 @@ namespace detail {
 [[nodiscard]] inline result<graph> parse_model_bytes(const void* data, std::size_t size, const load_options& options) {
     wire_state state;
     state.max_depth = options.max_depth;
+    state.max_nodes = options.max_nodes;
     model_proto m;
     if (!parse_model(data, size, m, state))
         return error_info{status::invalid_model, -1,
@@ -90,6 +91,7 @@ namespace detail {
     if (size != 0 && data == nullptr) return error_info{status::invalid_argument, -1, "load_tensor_memory: data is null"};
     wire_state state;
     state.max_depth = options.max_depth;
+    state.max_nodes = options.max_nodes;
     tensor_proto t;
     wire_reader r(static_cast<const std::uint8_t*>(data), size, 0, "TensorProto", state);
     if (!detail::parse_tensor(r, t) || state.failed()) return error_info{status::invalid_model, -1, state.error};

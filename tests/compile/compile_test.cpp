@@ -223,6 +223,36 @@ TEST_CASE("compile: a failing allocator gives out_of_memory, not a crash") {
     CHECK(p.error().code == status::out_of_memory);
 }
 
+TEST_CASE("compile: values and arenas past compile_options' limits give out_of_memory naming them") {
+    // A ConstantOfShape asking for 2^40 floats: folding it would take 4 TiB.
+    graph_builder b("huge");
+    const auto shape = b.constant<std::int64_t>("shape", {2}, {std::int64_t{1} << 20, std::int64_t{1} << 20});
+    b.output(b.node("ConstantOfShape", {shape}, {}, "fill"), "y");
+    const ember::graph g = *std::move(b).build();
+    auto huge = ember::compile(g);
+    REQUIRE_FALSE(huge);
+    CHECK(huge.error().code == status::out_of_memory);
+    CHECK(contains(huge.error().message, "more than compile_options::max_value_bytes"));
+
+    // A modest model under tight limits: each value 4 KiB, two live at once.
+    const ember::graph relu = one_relu({1024});
+    ember::compile_options tight;
+    tight.max_value_bytes = 4095;
+    auto value = ember::compile(relu, tight);
+    REQUIRE_FALSE(value);
+    CHECK(value.error().code == status::out_of_memory);
+    CHECK(contains(value.error().message, "'x' of shape float32 [1024] would take 4096 bytes"));
+    tight.max_value_bytes = 4096;
+    tight.max_arena_bytes = 4096;
+    auto arena = ember::compile(relu, tight);
+    REQUIRE_FALSE(arena);
+    CHECK(arena.error().code == status::out_of_memory);
+    CHECK(contains(arena.error().message, "more than compile_options::max_arena_bytes (4096)"));
+    tight.max_arena_bytes = 8192;
+    auto fits = ember::compile(relu, tight);
+    CHECK_MESSAGE(fits, fits.error().message);
+}
+
 TEST_CASE("compile: input_values fix an input's value at compile time, so a shape input can be a graph input") {
     graph_builder b("reshape_by_input");
     const auto x = b.input("x", dtype::float32, {2, 3});

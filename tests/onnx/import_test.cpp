@@ -559,6 +559,27 @@ TEST_CASE("onnx/import: subgraphs nested past max_depth are refused") {
     CHECK(ok->nodes[0].find_attribute("then_branch")->graphs[0].nodes[0].op_type == "If");
 }
 
+TEST_CASE("onnx/import: more nodes than max_nodes, subgraphs included, are refused before they are kept") {
+    w::graph_parts body;
+    body.nodes = {w::node("Identity", {"x"}, {"y"}), w::node("Identity", {"y"}, {"z"})};
+    body.outputs = {w::value_info("z", w::FLOAT, {1})};
+    w::graph_parts top;
+    top.nodes = {w::node("If", {"c"}, {"y"}, "", {w::attr_g("then_branch", w::graph(body)), w::attr_g("else_branch", w::graph(body))}),
+                 w::node("Identity", {"y"}, {"out"})};
+    top.inputs = {w::value_info("c", w::BOOL, {}), w::value_info("x", w::FLOAT, {1})};
+    top.outputs = {w::value_info("out", w::FLOAT, {1})};
+    const message m = w::model(w::graph(top));
+    ember::onnx::load_options o;
+    o.max_nodes = 6;  // 2 + 2 in the branches, 2 at the top
+    auto fits = load(m, o);
+    REQUIRE_MESSAGE(fits, fits.error().message);
+    o.max_nodes = 5;
+    auto over = load(m, o);
+    REQUIRE_FALSE(over);
+    CHECK(over.error().code == status::invalid_model);
+    CHECK(contains(over.error().message, "more than load_options::max_nodes (5) nodes"));
+}
+
 namespace {
 // An XOR stream keyed on (seed, source, offset): the kind of cipher load_options::decrypt is for.
 std::uint8_t key_byte(std::uint64_t seed, const char* source, std::uint64_t i) {

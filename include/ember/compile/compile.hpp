@@ -83,6 +83,12 @@ struct compile_options {
     allocator alloc = default_allocator();
     /// Where compile() logs (nothing by default).
     log_sink log;
+    /// Limits, so that a hostile or broken model fails with a status instead of asking for all
+    /// the memory there is: the largest one value (an input, a constant, a folded or computed
+    /// value) may be, and the largest arena a session of the plan may need. compile() fails with
+    /// out_of_memory, naming the value or the arena, above them.
+    std::size_t max_value_bytes = std::size_t{16} << 30;
+    std::size_t max_arena_bytes = std::size_t{64} << 30;
 };
 
 namespace detail {
@@ -382,9 +388,11 @@ private:
     status check_size(const std::string& name, dtype type, const shape& dims) {
         std::int64_t bytes = 0;
         const std::int64_t n = dims.checked_elements();
-        if (n < 0 || !checked_mul(n, static_cast<std::int64_t>(size_of(type)), bytes) ||
-            bytes > std::int64_t{1} << 46)  // 64 TiB: far past any real model, well below overflow
+        if (n < 0 || !checked_mul(n, static_cast<std::int64_t>(size_of(type)), bytes))
             return diag_.fail(status::shape_mismatch, "value '{}' of shape {} is too large", name, dims);
+        if (static_cast<std::uint64_t>(bytes) > options_.max_value_bytes)
+            return diag_.fail(status::out_of_memory, "value '{}' of shape {} {} would take {} bytes, more than compile_options::max_value_bytes ({})",
+                              name, type, dims, bytes, options_.max_value_bytes);
         return status::ok;
     }
 
@@ -608,6 +616,9 @@ private:
         std::vector<std::size_t> offsets(buffers.size(), 0);
         arena_bytes_ = assign_offsets(span<const lifetime>(buffers.data(), buffers.size()), span<std::size_t>(offsets.data(), offsets.size()),
                                       EMBER_ALIGNMENT);
+        if (arena_bytes_ > options_.max_arena_bytes)
+            return diag_.fail(status::out_of_memory, "a session of this plan would need an arena of {} bytes, more than compile_options::max_arena_bytes ({})",
+                              arena_bytes_, options_.max_arena_bytes);
         for (std::size_t k = 0; k < inputs.size(); ++k) inputs[k].arena_offset = offsets[slot_buffer[k]];
         for (std::size_t j = 0; j < outputs.size(); ++j) outputs[j].arena_offset = offsets[slot_buffer[inputs.size() + j]];
         for (std::size_t v = 0; v < nv; ++v)

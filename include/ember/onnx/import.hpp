@@ -54,6 +54,8 @@ struct load_options {
     std::size_t max_model_bytes = std::size_t{2} << 30;
     /// Deepest nesting of messages (subgraphs nest 4 levels per If/Loop body).
     std::size_t max_depth = 64;
+    /// Most nodes in the model, subgraphs included (the largest real models have ~100k).
+    std::size_t max_nodes = std::size_t{1} << 20;
     /// Folder that external-data locations are relative to. load_file() uses the model's own
     /// folder when this is empty; load_memory() and load() need it for models with external data.
     std::string base_directory;

@@ -298,6 +298,9 @@ inline bool parse_graph(wire_reader& r, graph_proto& out) {
     while (r.next(f)) {
         switch (f.number) {
             case 1: {
+                if (++r.state().nodes > r.state().max_nodes)
+                    return r.fail("node", ember::detail::format("more than load_options::max_nodes ({}) nodes, at byte {}", r.state().max_nodes,
+                                                                f.offset));
                 wire_reader m = r.read_message(f, "node", "NodeProto");
                 out.node.emplace_back();
                 parse_node(m, out.node.back());

@@ -36,6 +36,11 @@ enum class wire_type : std::uint8_t { varint = 0, fixed64 = 1, length_delimited 
 struct wire_state {
     std::string error;         ///< empty while all is well
     std::size_t max_depth = 64;
+    /// NodeProtos allowed in the whole model, subgraphs included, and how many were read so far:
+    /// a node takes ~200 bytes in memory and as few as 2 on the wire, so this bounds what a small
+    /// crafted file can make the parser allocate.
+    std::size_t max_nodes = std::size_t{1} << 20;
+    std::size_t nodes = 0;
     bool failed() const noexcept { return !error.empty(); }
 };
 

@@ -92,12 +92,12 @@ EOF
     echo "${name:-input}"
 }
 
-# ember: median ms of one ember-run --repeat (its last line: "... min X median Y p90 Z").
+# ember: median ms of one ember-run --repeat (its line "latency ms over ...: min X p50 Y p90 Z ...").
 ember_round() {  # model threads repeat log -> prints the median or nothing
     local m="$1" t="$2" repeat="$3" log="$4"
     "$ember_run" "$models_dir/$m.onnx" --input "${inputs[$m]}=$models_dir/$m.in.npy" --threads "$t" \
         --repeat "$repeat" --warmup "$(( repeat < 10 ? 1 : 10 ))" > "$log" 2>&1 || return 0
-    sed -n 's/^latency ms over .* median \([0-9.]*\) p90 .*$/\1/p' "$log" | tail -n 1
+    sed -n 's/^latency ms over .* p50 \([0-9.]*\) p90 .*$/\1/p' "$log" | tail -n 1
 }
 
 # ONNX Runtime: median ms from bench_ort.js's JSON (--mlp: the sync binding's per-call median).

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include <stdlib.h>  // mkstemp
+#include <unistd.h>  // close
 
 #include <ember/ember.hpp>
 #include <ember/onnx.hpp>
@@ -111,6 +112,30 @@ std::size_t fused_nodes(const ember::graph& graph) {
     return fused;
 }
 
+// Every step of `runs` runs into a buffer sized once (recording allocates nothing), then a Chrome
+// trace (open it in ui.perfetto.dev or chrome://tracing) and the time per op type as a table.
+ember::result<void> profile_runs(ember::session& session, std::size_t runs, const std::string& trace_path, std::string& table) {
+    ember::trace_recorder recorder(session.compiled_plan().steps().size() * runs);
+    session.set_profile_hook(recorder.hook());
+    for (std::size_t i = 0; i < runs; ++i)
+        if (ember::status s = session.run(); s != ember::status::ok) return ember::error_info{s, -1, "run failed"};
+    session.set_profile_hook({});  // the recorder goes out of scope: unhook it first
+    table = recorder.summary_table();
+    return recorder.save_chrome_trace(trace_path);
+}
+
+// Or a hook of your own: a plain function and a pointer, called after each step on the thread
+// that runs it. This one keeps the slowest step; yours might feed the game's own profiler.
+struct slowest_step {
+    std::string_view name;  // the plan's string: valid while the plan lives
+    std::int64_t ns = 0;
+};
+
+void keep_slowest(void* user, const ember::step_event& step) noexcept {
+    slowest_step& slowest = *static_cast<slowest_step*>(user);
+    if (step.end_ns - step.begin_ns > slowest.ns) slowest = {step.name, step.end_ns - step.begin_ns};
+}
+
 // compile() tells a logger what it did, if you give it one; the library never prints.
 void log_to_stderr(void*, ember::log_level, std::string_view message) {
     std::fprintf(stderr, "ember: %.*s\n", static_cast<int>(message.size()), message.data());
@@ -207,6 +232,29 @@ int main() {
         for (int frame = 0; frame < 100 && !ready; ++frame)
             if (frame_slice(sliced, ready) != ember::status::ok) return fail("frame_slice");
         if (!ready || !std::equal(expected.begin(), expected.end(), sliced_out)) return fail("frame_slice: wrong numbers");
+
+        // Profiling: a trace of three runs (a JSON array of one event per step each), the table,
+        // and a hook of our own.
+        char trace_path[] = "/tmp/ember_snippet_trace_XXXXXX";
+        const int trace_fd = mkstemp(trace_path);
+        if (trace_fd < 0) return fail("profile_runs: no temporary file");
+        close(trace_fd);
+        std::string table;
+        const ember::result<void> traced = profile_runs(session, 3, trace_path, table);
+        std::FILE* trace = std::fopen(trace_path, "rb");
+        std::string json;
+        for (int c; trace && (c = std::fgetc(trace)) != EOF;) json += static_cast<char>(c);
+        if (trace) std::fclose(trace);
+        std::remove(trace_path);
+        std::size_t events = 0;
+        for (std::size_t at = json.find("\"ph\":\"X\""); at != std::string::npos; at = json.find("\"ph\":\"X\"", at + 1)) ++events;
+        if (!traced || json.rfind("{\"traceEvents\":[", 0) != 0 || events != 3 * plan->steps().size() ||
+            table.find(std::string(plan->step_op(0))) == std::string::npos)
+            return fail("profile_runs");
+        slowest_step slowest;
+        session.set_profile_hook(&keep_slowest, &slowest);
+        if (session.run() != ember::status::ok || slowest.name.empty()) return fail("keep_slowest");
+        session.set_profile_hook({});
     }
     if (heap.live_bytes != 0) return fail("the heap did not get every byte back");
 

@@ -22,6 +22,16 @@
 #define EMBER_ALIGNMENT 64
 #endif
 
+/// Per-step profiling: session::set_profile_hook() and the trace recorder (runtime/profile.hpp).
+/// 1 (default): run() checks once per run whether a hook is set; with one, it times each step
+/// (two steady_clock reads) and calls the hook; without, its loop is the unprofiled one.
+/// run_for() checks per step (it times every step anyway). 0: compiled out: the hook API is
+/// still declared and set_profile_hook() stores the hook, but no run calls it and neither loop
+/// has a branch for it. Give every translation unit of a program the same value.
+#ifndef EMBER_ENABLE_PROFILING
+#define EMBER_ENABLE_PROFILING 1
+#endif
+
 // Exceptions: detected from the compiler, forced off with EMBER_NO_EXCEPTIONS. The library never
 // throws; only the opt-in convenience wrappers (value_or_throw) need them.
 #ifndef EMBER_HAS_EXCEPTIONS

@@ -9,7 +9,7 @@
 //
 // Folders: core/ (dtype, shape, span, tensor, allocator), graph/ (the IR, builder, validate),
 // ops/ (one header per operator: attributes, shape inference, reference kernel; op_list.hpp),
-// compile/ (passes, memory planning), runtime/ (plan, session, executor, thread_pool),
+// compile/ (passes, memory planning), runtime/ (plan, session, executor, thread_pool, profile),
 // detail/ (internals, no stability promise).
 #pragma once
 
@@ -27,5 +27,6 @@
 #include "ember/compile/compile.hpp"
 #include "ember/runtime/executor.hpp"
 #include "ember/runtime/plan.hpp"
+#include "ember/runtime/profile.hpp"
 #include "ember/runtime/session.hpp"
 #include "ember/runtime/thread_pool.hpp"

@@ -10,8 +10,10 @@
 // which is why this is an executable of its own and not part of ember_tests.
 //
 // Also checked: plan::arena_bytes() is known before the first run (the session runs over a
-// caller-owned arena of exactly that size, and the guard bytes after it are never written), and
-// run_for()'s outputs are run()'s, bit for bit.
+// caller-owned arena of exactly that size, and the guard bytes after it are never written),
+// run_for()'s outputs are run()'s, bit for bit, and a run() and a run_for() walk with a
+// trace_recorder hooked in (session::set_profile_hook) allocate, lock and throw nothing either
+// and record every step.
 //
 // Prints one line per case; exit code 0 when every case passes, 1 otherwise.
 #include "support/alloc_hooks.hpp"  // defines malloc & co.: include it in this one file only
@@ -271,8 +273,11 @@ void check(const check_case& c) {
         return memory.data() + io.arena_offset;  // outputs are not bound: they live in the arena
     };
 
-    status run_status = status::ok;
-    ember::run_progress progress;
+    // Sized here, before the window: recording into it allocates nothing.
+    ember::trace_recorder recorder(2 * p.steps().size());
+
+    status run_status = status::ok, profiled_status = status::ok;
+    ember::run_progress progress, profiled_progress;
     std::size_t calls = 0;
     hooks::counts seen;
     {
@@ -285,6 +290,11 @@ void check(const check_case& c) {
             progress = s.run_for(budget);
             ++calls;
         } while (progress.in_progress());
+        s.set_profile_hook(recorder.hook());
+        profiled_status = s.run();
+        do profiled_progress = s.run_for(budget);
+        while (profiled_progress.in_progress());
+        s.set_profile_hook({});
         seen = w.take();
     }
 
@@ -292,6 +302,9 @@ void check(const check_case& c) {
     if (run_status != status::ok) problems += "; run() gave " + std::string(ember::to_string(run_status));
     if (!progress.done()) problems += "; run_for() ended with " + std::string(ember::to_string(progress.code));
     if (progress.steps_done != p.steps().size()) problems += "; run_for() ran " + std::to_string(progress.steps_done) + " steps";
+    if (profiled_status != status::ok || !profiled_progress.done()) problems += "; the run() or run_for() with a trace_recorder failed";
+    if (recorder.size() != 2 * p.steps().size() || recorder.dropped() != 0)
+        problems += "; the trace_recorder holds " + std::to_string(recorder.size()) + " events, not 2 x " + std::to_string(p.steps().size());
     for (std::size_t i = 0; i < p.output_count(); ++i)
         if (std::memcmp(after_run[i].data(), output_bytes(i), after_run[i].size()) != 0)
             problems += "; output " + p.output(i).name + " of run_for() differs from run()'s";
@@ -301,10 +314,10 @@ void check(const check_case& c) {
             break;
         }
     if (!seen.none())
-        problems += "; " + counts_text(seen) + " during run() and run_for()";
+        problems += "; " + counts_text(seen) + " during run() and run_for() (with and without a trace_recorder)";
     if (!problems.empty()) return fail(c.name, problems.substr(2));
     if (c.quiet) return;
-    std::printf("ok   %s: %zu steps, arena %zu bytes, run() and %zu run_for() calls: %s\n", c.name.c_str(), p.steps().size(),
+    std::printf("ok   %s: %zu steps, arena %zu bytes, run() and %zu run_for() calls, the same recorded: %s\n", c.name.c_str(), p.steps().size(),
                 arena_bytes, calls, counts_text(seen).c_str());
 }
 

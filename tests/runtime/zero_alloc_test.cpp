@@ -131,3 +131,21 @@ TEST_CASE("zero allocation: run() over a started thread pool allocates nothing e
     CHECK(st == ember::status::ok);
     CHECK(g_news.load() - news == 0);
 }
+
+TEST_CASE("zero allocation: run() and run_for() with a trace_recorder hooked in allocate nothing") {
+    auto p = ember::compile(test_model());
+    REQUIRE(p);
+    ember::session s(*p);
+    ember::trace_recorder recorder(20 * p->steps().size());  // the recorder's one allocation
+    s.set_profile_hook(recorder.hook());
+    const long news = g_news.load();
+    ember::status st = ember::status::ok;
+    for (int i = 0; i < 10 && st == ember::status::ok; ++i) {
+        st = s.run();
+        if (st == ember::status::ok && !s.run_for({}).done()) st = ember::status::invalid_argument;
+    }
+    const long news_during = g_news.load() - news;
+    CHECK(st == ember::status::ok);
+    CHECK(news_during == 0);
+    CHECK(recorder.size() == 20 * p->steps().size());
+}

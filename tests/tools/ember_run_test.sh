@@ -1,22 +1,30 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # ember-run end to end: runs it on a two-node model (y = Relu(x + b), both sum and y are outputs,
-# one with a name that must be sanitised), checks the output .npy files byte for byte, and checks
+# one with a name that must be sanitised), checks the output .npy files byte for byte, the
+# statistics of --repeat, the Chrome trace of --profile (python3's json reads it: one event per
+# step per timed run) and its summary table, the Graphviz file of --dot (and, given the source
+# folder, the bundled model's fused Conv+Relu nodes in it and its batch throughput), and checks
 # that every bad input gives exactly one line on stderr ("ember-run: ...") and a non-zero exit
 # that is not a crash.
 #
-#     bash tests/tools/ember_run_test.sh path/to/ember-run WORK_DIR
+#     bash tests/tools/ember_run_test.sh path/to/ember-run WORK_DIR [SOURCE_DIR]
 #
 # The fixtures are tiny and written here from hex. They were made with onnx 1.12 and numpy:
 #   Add(x: float[2,3], b: float[3]) -> 'sum/0:x'; Relu('sum/0:x') -> 'y'; opset 13, IR 8
 #   x = [[1, -2, 3], [-4, 5, -6]], b = [0.5, 0.5, -10]; numpy.save of x, b, x + b, max(x + b, 0).
 set -u
-if [ $# -ne 2 ]; then
-    echo "usage: $0 EMBER_RUN WORK_DIR" >&2
+if [ $# -ne 2 ] && [ $# -ne 3 ]; then
+    echo "usage: $0 EMBER_RUN WORK_DIR [SOURCE_DIR]" >&2
     exit 2
 fi
 EMBER_RUN="$1"
 WORK="$2"
+SOURCE="${3:-}"
+if ! command -v python3 > /dev/null; then
+    echo "ember_run_test: python3 is needed to read --profile's JSON back"
+    exit 1
+fi
 rm -rf "$WORK" && mkdir -p "$WORK" && cd "$WORK" || exit 1
 
 unhex() { printf '%b' "$(printf '%s' "$1" | sed 's/../\\x&/g')"; }
@@ -108,14 +116,85 @@ if expect_ok "--fix" model.onnx --input x=x.npy --fix b=b.npy --output-dir fixed
 fi
 if expect_ok "--repeat" model.onnx --input x=x.npy --input b=b.npy --repeat 5 --warmup 2 --threads 2; then
     checks=$((checks + 1))
-    grep -Eq '^latency ms over 5 runs \(2 warmup, 2 threads\): min [0-9.]+ median [0-9.]+ p90 [0-9.]+$' out.txt ||
+    grep -Eq '^latency ms over 5 runs \(2 warmup, 2 threads\): min [0-9.]+ p50 [0-9.]+ p90 [0-9.]+ p99 [0-9.]+ max [0-9.]+$' out.txt ||
         fail "--repeat: no latency line in stdout: $(cat out.txt)"
+    checks=$((checks + 1))
+    # min <= p50 <= p90 <= p99 <= max
+    sed -n 's/^latency ms over .*: min \([0-9.]*\) p50 \([0-9.]*\) p90 \([0-9.]*\) p99 \([0-9.]*\) max \([0-9.]*\)$/\1 \2 \3 \4 \5/p' out.txt |
+        python3 -c 'import sys; v = [float(x) for x in sys.stdin.read().split()]; sys.exit(0 if len(v) == 5 and v == sorted(v) else 1)' ||
+        fail "--repeat: the statistics are not in order: $(grep '^latency' out.txt)"
+    checks=$((checks + 1))
+    # x is [2, 3]: the leading dimension 2 is taken as the batch.
+    grep -Eq '^throughput: [0-9]+\.[0-9] runs/s, [0-9]+\.[0-9] items/s \(batch 2\)$' out.txt ||
+        fail "--repeat: no throughput line in stdout: $(cat out.txt)"
+    checks=$((checks + 1))
+    grep -Eq '^memory: arena [0-9]+ bytes, weights [0-9]+ bytes, peak RSS [0-9]+\.[0-9] MiB$' out.txt ||
+        fail "--repeat: no memory line in stdout: $(cat out.txt)"
     checks=$((checks + 1))
     grep -q '^y: float32 \[2, 3\] (not written: no --output-dir)$' out.txt || fail "--repeat: stdout does not list y: $(cat out.txt)"
 fi
 if expect_ok "--spin 0 (threads park at once)" model.onnx --input x=x.npy --input b=b.npy --threads 2 --spin 0 --output-dir spin0; then
     expect_same spin0/y.npy expected_y.npy
 fi
+# --profile: a Chrome trace with one complete event per step per timed run, in step order.
+# check_trace FILE RUNS: reads FILE with python3's json; prints the number of steps per run.
+check_trace() {
+    python3 - "$1" "$2" << 'EOF'
+import collections, json, sys
+trace, runs = json.load(open(sys.argv[1], encoding="utf-8")), int(sys.argv[2])
+events = trace["traceEvents"]
+assert all(e["ph"] == "X" and e["pid"] == 1 and e["dur"] >= 0 and e["ts"] >= 0 for e in events), "bad event fields"
+assert all(e["cat"] == e["args"]["op"] and isinstance(e["name"], str) for e in events), "bad names"
+steps = [e["args"]["step"] for e in events]
+per_run = len(set(steps))
+assert per_run > 0 and len(events) == per_run * runs, f"{len(events)} events for {per_run} steps x {runs} runs"
+assert steps == list(range(per_run)) * runs, f"steps out of order: {steps}"
+assert trace["otherData"]["dropped_events"] == 0
+print(per_run)
+EOF
+}
+if expect_ok "--profile with --repeat" model.onnx --input x=x.npy --input b=b.npy --repeat 4 --profile trace.json; then
+    checks=$((checks + 1))
+    if steps=$(check_trace trace.json 4 2>&1); then
+        grep -q "^profile: $((steps * 4)) events ($steps steps x 4 runs) -> trace.json$" out.txt ||
+            fail "--profile: no 'profile:' line for $steps steps x 4 runs: $(cat out.txt)"
+        grep -q '"name":"node 0 (Add)"' trace.json || fail "--profile: the Add step is not named in the trace"
+    else
+        fail "--profile: trace.json: $steps"
+    fi
+    checks=$((checks + 1))
+    grep -Eq '^op type +count +total ms +mean us +% of total$' out.txt && grep -Eq '^Add +4 +[0-9.]+ +[0-9.]+ +[0-9.]+$' out.txt &&
+        grep -Eq '^Relu +4 ' out.txt && grep -Eq '^all +8 +[0-9.]+ +[0-9.]+ +100\.0$' out.txt ||
+        fail "--profile: no summary table with Add 4, Relu 4, all 8: $(cat out.txt)"
+fi
+if expect_ok "--profile of one run, --dot" model.onnx --input x=x.npy --input b=b.npy --profile=one.json --dot graph.dot; then
+    checks=$((checks + 1))
+    steps=$(check_trace one.json 1 2>&1) && [ "$steps" = 2 ] || fail "--profile of one run: $steps"
+    checks=$((checks + 1))
+    head -n 1 graph.dot | grep -q '^digraph "ember_run_test" {$' && grep -q '^  n0 -> n1;$' graph.dot && grep -q 'label="sum/0:x"' graph.dot &&
+        tail -n 1 graph.dot | grep -q '^}$' || fail "--dot: not the model's graph: $(cat graph.dot)"
+    grep -q '^graph: 2 nodes (0 fused) -> graph.dot$' out.txt || fail "--dot: no 'graph:' line: $(cat out.txt)"
+fi
+# The bundled model: its three Conv + Relu are fused, and a batch of 4 is 4 items a run.
+if [ -n "$SOURCE" ]; then
+    python3 - << 'EOF'
+import struct
+d = "{'descr': '<f4', 'fortran_order': False, 'shape': (4, 1, 28, 28), }"
+h = d + " " * (63 - (10 + len(d)) % 64) + "\n"
+open("fm4.npy", "wb").write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + bytes(4 * 28 * 28 * 4))
+EOF
+    if expect_ok "bundled model: --dot, --profile, batch 4" "$SOURCE/models/fashion_mnist/model.onnx" --input input=fm4.npy --repeat 3 \
+        --dot fm.dot --profile fm.json; then
+        checks=$((checks + 1))
+        [ "$(grep -c 'label="Conv+Relu\\n.*fillcolor' fm.dot)" = 3 ] && grep -q '^graph: [0-9]* nodes (3 fused) -> fm.dot$' out.txt ||
+            fail "--dot: the bundled model's three fused Conv+Relu are not there: $(cat fm.dot out.txt)"
+        checks=$((checks + 1))
+        steps=$(check_trace fm.json 3 2>&1) && grep -Eq '^FusedConv +9 ' out.txt || fail "--profile of the bundled model: $steps $(cat out.txt)"
+        checks=$((checks + 1))
+        grep -Eq '^throughput: [0-9.]+ runs/s, [0-9.]+ items/s \(batch 4\)$' out.txt || fail "no items/s for batch 4: $(cat out.txt)"
+    fi
+fi
+
 checks=$((checks + 1))
 if ! "$EMBER_RUN" --help > out.txt 2> err.txt || ! grep -q '^usage: ember-run' out.txt || [ -s err.txt ]; then
     fail "--help: $(cat out.txt err.txt)"
@@ -132,6 +211,9 @@ expect_error "--threads abc" "--threads: expected a whole number" model.onnx --t
 expect_error "--spin abc" "--spin: expected a whole number" model.onnx --spin abc
 expect_error "--repeat -1" "--repeat: expected a whole number" model.onnx --repeat -1
 expect_error "--warmup alone" "--warmup: only makes sense with --repeat" model.onnx --warmup 2
+expect_error "--profile without a file" "--profile: needs a file name" model.onnx --input x=x.npy --input b=b.npy --profile=
+expect_error "--profile into a missing folder" "--profile 'nope/trace.json': cannot create the file" model.onnx --input x=x.npy --input b=b.npy --profile nope/trace.json
+expect_error "--dot into a folder" "--dot 'out': cannot create the file" model.onnx --input x=x.npy --input b=b.npy --dot out
 expect_error "--input without =" "expected NAME=FILE.npy" model.onnx --input x.npy
 expect_error "--input with empty name" "expected NAME=FILE.npy" model.onnx --input =x.npy
 expect_error "an input given twice" "input 'x': given more than once" model.onnx --input x=x.npy --input x=x.npy

@@ -2,6 +2,8 @@
 // session: per-thread state for running a plan over one arena. Cheap to create; not thread-safe
 // (one per thread, all sharing one plan). bind_*(), run() and run_for() never allocate, throw or
 // log, and take no lock of their own (an executor may: thread_pool's parallel_for does).
+// A host may hook profiling in: set_profile_hook() gets a plain function called after each step
+// with its name, op, thread and begin/end times (runtime/profile.hpp records them as a trace).
 #pragma once
 
 #include <atomic>
@@ -41,6 +43,40 @@ struct run_progress {
     bool done() const noexcept { return code == status::ok && finished; }
     bool in_progress() const noexcept { return code == status::ok && !finished; }
 };
+
+/// Whether run() and run_for() call a profile hook (config.hpp, EMBER_ENABLE_PROFILING).
+inline constexpr bool profiling_enabled = EMBER_ENABLE_PROFILING != 0;
+
+/// One step a session ran, as a profile hook sees it. name and op view the plan's strings
+/// (plan::step_name/step_op): valid while the plan lives.
+struct step_event {
+    std::size_t step = 0;      ///< index into plan::steps()
+    std::string_view name;     ///< the graph node's name ("output y" for a copy compile() added)
+    std::string_view op;       ///< its op type: "Conv", "FusedConv", "Copy", ...
+    std::uint32_t thread = 0;  ///< the thread that ran it: this_thread_number(), not the OS's id
+    std::int64_t begin_ns = 0;  ///< std::chrono::steady_clock time, in ns since its epoch
+    std::int64_t end_ns = 0;    ///< the same, when the step returned (>= begin_ns)
+};
+
+/// Called after each step a session runs, on the thread that called run() or run_for() (a
+/// step's parallel chunks are inside its begin..end). Keep it short; it must not throw.
+using profile_fn = void (*)(void* user, const step_event& event) noexcept;
+
+/// A profile hook: a plain function and its user pointer (no allocation, no virtual call).
+struct profile_hook {
+    profile_fn fn = nullptr;
+    void* user = nullptr;
+};
+
+/// A small number for the calling thread: 1 for the first thread that asks, 2 for the next, and
+/// so on; the same for the thread's life. Lock-free; allocates nothing in the program's own
+/// code (a thread_local of a plain integer).
+inline std::uint32_t this_thread_number() noexcept {
+    static std::atomic<std::uint32_t> next{0};
+    static thread_local std::uint32_t mine = 0;
+    if (mine == 0) mine = next.fetch_add(1, std::memory_order_relaxed) + 1;
+    return mine;
+}
 
 class session {
 public:
@@ -131,19 +167,28 @@ public:
         return const_cast<session*>(this)->view<T>(index < plan_->output_count() ? &plan_->output(index) : nullptr);
     }
 
+    /// Calls hook.fn(hook.user, event) after each step that run() and run_for() run, until set
+    /// to another hook or to {} (none). With EMBER_ENABLE_PROFILING 0 the hook is kept but never
+    /// called. The hook and its user data must outlive the runs that call it.
+    void set_profile_hook(profile_hook hook) noexcept { hook_ = hook; }
+    void set_profile_hook(profile_fn fn, void* user) noexcept { hook_ = {fn, user}; }
+    profile_hook get_profile_hook() const noexcept { return hook_; }
+
+    /// Each step's time (by index) the last time it was timed: by run_for(), which times every
+    /// step, or by run() while a profile hook is set. Zero for a step not timed yet.
+    span<const std::chrono::nanoseconds> step_times() const noexcept { return {step_time_.data(), step_time_.size()}; }
+
     /// Runs every step of the plan. No allocation, no lock of its own, no exception, no logging.
-    /// Returns invalid_argument when state() is not ok; otherwise ok.
-    /// A run started by run_for() and not finished is dropped: run() starts from the first step.
+    /// Returns invalid_argument when state() is not ok; otherwise ok (or the code a kernel
+    /// reported). A run started by run_for() and not finished is dropped: run() starts from the
+    /// first step. With a profile hook set, each step is timed and reported (the check is made
+    /// once per run; without a hook the loop is the plain one).
     [[nodiscard]] status run() noexcept {
         if (state_ != status::ok) return status::invalid_argument;
         next_step_ = 0;
-        std::atomic<std::uint8_t> error{0};
-        const run_context ctx{regions_.data(), exec_, &error};
-        for (const step& s : plan_->steps()) {
-            s.fn(s.args, ctx);
-            if (error.load(std::memory_order_relaxed) != 0) return static_cast<status>(error.load(std::memory_order_relaxed));
-        }
-        return status::ok;
+        if constexpr (profiling_enabled)
+            if (hook_.fn) return run_all<true>();
+        return run_all<false>();
     }
 
     /// Runs part of the plan, for a frame loop that gives inference a slice of each frame: the
@@ -151,9 +196,10 @@ public:
     /// steps remain or done() after the last one. The outputs are those run() gives, bit for bit.
     /// Between calls the inputs (and any bound buffer) must stay as they are and the outputs are
     /// not ready. Each call runs at least one step. With a time budget, a step is started only
-    /// if the time spent so far plus what that step took the last time run_for() ran it fits the
-    /// budget, so a call overruns by at most one step's misjudged time. After done() or a failure,
-    /// the next call starts a new run. No allocation, no lock of its own, no exception, no logging.
+    /// if the time spent so far plus what that step took the last time it was timed (see
+    /// step_times()) fits the budget, so a call overruns by at most one step's misjudged time
+    /// (a profile hook's own time counts as time spent). After done() or a failure, the next
+    /// call starts a new run. No allocation, no lock of its own, no exception, no logging.
     [[nodiscard]] run_progress run_for(run_budget budget) noexcept {
         run_progress progress;
         if (state_ != status::ok) {
@@ -161,11 +207,12 @@ public:
             return progress;
         }
         const span<const step> steps = plan_->steps();
-        using clock = std::chrono::steady_clock;
         const clock::time_point start = clock::now();
         clock::time_point before = start;
         std::atomic<std::uint8_t> error{0};
         const run_context ctx{regions_.data(), exec_, &error};
+        const profile_hook hook = profiling_enabled ? hook_ : profile_hook{};
+        const std::uint32_t thread = hook.fn ? this_thread_number() : 0;
         std::size_t ran = 0;
         while (next_step_ < steps.size()) {
             if (ran > 0) {
@@ -176,7 +223,12 @@ public:
             s.fn(s.args, ctx);
             const clock::time_point after = clock::now();
             step_time_[next_step_] = std::chrono::duration_cast<std::chrono::nanoseconds>(after - before);
-            before = after;
+            if (profiling_enabled && hook.fn) {
+                hook.fn(hook.user, event(next_step_, thread, before, after));
+                before = clock::now();  // the hook's time is not the next step's
+            } else {
+                before = after;
+            }
             ++next_step_;
             ++ran;
             if (const std::uint8_t code = error.load(std::memory_order_relaxed); code != 0) {
@@ -193,6 +245,37 @@ public:
     }
 
 private:
+    using clock = std::chrono::steady_clock;
+
+    /// run()'s loop, with (Profiled) or without timing and reporting each step.
+    template <bool Profiled>
+    status run_all() noexcept {
+        std::atomic<std::uint8_t> error{0};
+        const run_context ctx{regions_.data(), exec_, &error};
+        const span<const step> steps = plan_->steps();
+        [[maybe_unused]] const std::uint32_t thread = Profiled ? this_thread_number() : 0;
+        for (std::size_t i = 0; i < steps.size(); ++i) {
+            const step& s = steps[i];
+            if constexpr (Profiled) {
+                const clock::time_point begin = clock::now();
+                s.fn(s.args, ctx);
+                const clock::time_point end = clock::now();
+                step_time_[i] = std::chrono::duration_cast<std::chrono::nanoseconds>(end - begin);
+                hook_.fn(hook_.user, event(i, thread, begin, end));
+            } else {
+                s.fn(s.args, ctx);
+            }
+            if (error.load(std::memory_order_relaxed) != 0) return static_cast<status>(error.load(std::memory_order_relaxed));
+        }
+        return status::ok;
+    }
+
+    step_event event(std::size_t i, std::uint32_t thread, clock::time_point begin, clock::time_point end) const noexcept {
+        using ns = std::chrono::nanoseconds;
+        return {i, plan_->step_name(i), plan_->step_op(i), thread, std::chrono::duration_cast<ns>(begin.time_since_epoch()).count(),
+                std::chrono::duration_cast<ns>(end.time_since_epoch()).count()};
+    }
+
     void init(std::byte* arena, std::size_t bytes) {
         arena_ = arena;
         regions_.assign(plan_->region_count(), nullptr);
@@ -237,8 +320,9 @@ private:
     aligned_buffer owned_;
     std::byte* arena_ = nullptr;
     std::vector<std::byte*> regions_;
-    std::vector<std::chrono::nanoseconds> step_time_;  // each step's last time, for run_for()
+    std::vector<std::chrono::nanoseconds> step_time_;  // each step's last time (step_times())
     std::size_t next_step_ = 0;                        // where run_for() resumes
+    profile_hook hook_;
     status state_ = status::ok;
 };
 

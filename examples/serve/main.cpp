@@ -3,8 +3,8 @@
 // that Triton and KServe speak), over a model repository laid out as Triton's.
 //
 //   ember-serve --models REPO [--port N] [--host ADDR] [--threads N] [--max-batch N]
-//               [--max-delay-us N] [--shed-after-ms N] [--max-queue N] [--http-threads N]
-//               [--max-body-mb N]
+//               [--max-delay-us N] [--shed-after-ms N] [--max-queue N] [--instances N]
+//               [--http-threads N] [--max-body-mb N]
 //
 // Each model (REPO/<model>/<version>/model.onnx, the newest version) runs through its own
 // ember::batcher, all of them on one ember::thread_pool. The port opens first (live), the models
@@ -51,8 +51,8 @@ using serve::served_model;
 
 constexpr std::string_view usage =
     "usage: ember-serve --models REPO [--port N] [--host ADDR] [--threads N] [--max-batch N]\n"
-    "                   [--max-delay-us N] [--shed-after-ms N] [--max-queue N] [--http-threads N]\n"
-    "                   [--max-body-mb N]\n"
+    "                   [--max-delay-us N] [--shed-after-ms N] [--max-queue N] [--instances N]\n"
+    "                   [--http-threads N] [--max-body-mb N]\n"
     "  --models REPO       model repository: REPO/<model>/<version>/model.onnx (newest version served)\n"
     "  --port N            TCP port (default 8000; 0: a free one, printed when listening)\n"
     "  --host ADDR         address to listen on (default 127.0.0.1; 0.0.0.0 for every interface)\n"
@@ -62,6 +62,7 @@ constexpr std::string_view usage =
     "  --shed-after-ms N   answer 503 at once while a model's oldest queued request has waited\n"
     "                      longer than this (default 1000; 0: never)\n"
     "  --max-queue N       requests that may wait per model; more get 503 (default 1024)\n"
+    "  --instances N       batches of one model run side by side, each on its own arena (default 1)\n"
     "  --http-threads N    connections served at once (default 64)\n"
     "  --max-body-mb N     largest request body in MiB; larger ones get 413 (default 64)\n";
 
@@ -74,6 +75,7 @@ struct options {
     std::size_t max_delay_us = 1000;
     std::size_t shed_after_ms = 1000;
     std::size_t max_queue = 1024;
+    std::size_t instances = 1;
     std::size_t http_threads = 64;
     std::size_t max_body_mb = 64;
 };
@@ -88,7 +90,7 @@ options parse_args(int argc, char** argv) {
     const number_flag numbers[] = {
         {"--port", &o.port, 0, 65535},           {"--threads", &o.threads, 1, 1024},       {"--max-batch", &o.max_batch, 1, 4096},
         {"--max-delay-us", &o.max_delay_us, 0, 60000000}, {"--shed-after-ms", &o.shed_after_ms, 0, 3600000}, {"--max-queue", &o.max_queue, 1, 1000000},
-        {"--http-threads", &o.http_threads, 1, 4096}, {"--max-body-mb", &o.max_body_mb, 1, 4096},
+        {"--instances", &o.instances, 1, 256}, {"--http-threads", &o.http_threads, 1, 4096}, {"--max-body-mb", &o.max_body_mb, 1, 4096},
     };
     for (int i = 1; i < argc; ++i) {
         std::string_view flag = argv[i], value;
@@ -309,7 +311,11 @@ int run(const options& o) {
     if (scan.models.empty()) fail("--models '" + o.models + "'", "no model to serve (REPO/<model>/<version>/model.onnx)");
 
     // SIGINT and SIGTERM are taken by one thread with sigwait(): block them before any thread
-    // starts (threads inherit the mask). A client that hangs up must not kill the server.
+    // starts (threads inherit the mask). Their disposition is reset first: a shell starts
+    // background jobs with SIGINT ignored, and an ignored signal never reaches sigwait(). A
+    // client that hangs up must not kill the server (SIGPIPE).
+    std::signal(SIGINT, SIG_DFL);
+    std::signal(SIGTERM, SIG_DFL);
     sigset_t stop_signals;
     sigemptyset(&stop_signals);
     sigaddset(&stop_signals, SIGINT);
@@ -325,6 +331,7 @@ int run(const options& o) {
     serving.max_delay = std::chrono::microseconds(static_cast<std::int64_t>(o.max_delay_us));
     serving.shed_after = std::chrono::milliseconds(static_cast<std::int64_t>(o.shed_after_ms));
     serving.max_queue = o.max_queue;
+    serving.instances = o.instances;
     serving.exec = pool.executor();
 
     server_state state;

@@ -33,25 +33,19 @@ struct serving_options {
     std::chrono::microseconds max_delay{1000};
     std::chrono::microseconds shed_after{0};
     std::size_t max_queue = 1024;
+    std::size_t instances = 1;
     const ember::executor* exec = nullptr;
 };
 
-/// How a model's inputs take a batch, from their declared shapes.
-enum class batch_axis {
-    dynamic,    ///< every input's first axis is symbolic: batches of 1 to max_batch items
-    fixed_one,  ///< an input's first axis is fixed at 1 (exported for batch 1): one item per run
-    none,       ///< an input has no first axis that could be a batch (a scalar, or fixed above 1)
-};
-
-inline batch_axis batch_axis_of(const ember::graph& g) {
-    batch_axis axis = batch_axis::dynamic;
+/// Whether every input's first axis can be the batch: symbolic, or 1 (a model exported at batch
+/// 1, whose first axis the batcher frees). A scalar input, or a first axis fixed above 1 (x[2, 3]
+/// beside b[3], say), is not a batch axis: batching along it would change what the model computes.
+inline bool has_batch_axis(const ember::graph& g) {
     for (ember::value_id v : g.inputs) {
         const ember::partial_shape& s = g.values[v].declared;
-        if (!s.rank_known) continue;  // the batcher says what it lacks
-        if (s.rank() == 0 || (s.dims[0].known() && s.dims[0].value != 1)) return batch_axis::none;
-        if (s.dims[0].known()) axis = batch_axis::fixed_one;
+        if (s.rank_known && (s.rank() == 0 || (s.dims[0].known() && s.dims[0].value != 1))) return false;
     }
-    return axis;
+    return true;  // an unknown rank: the batcher says what it lacks
 }
 
 /// Gives a model without a batch axis one of size 1, so that the batcher (which needs every
@@ -133,39 +127,38 @@ public:
     std::string load(const serving_options& options) {
         ember::result<ember::graph> g = ember::onnx::load_file(source_.file.string());
         if (!g) return fail(g.error().message);
-        const batch_axis axis = batch_axis_of(*g);
+        const bool batch_axis = has_batch_axis(*g);
         std::string note;
-        if (axis == batch_axis::none) {
-            // No input has a first axis that could be a batch: every request is one whole tensor
-            // of the model's own shape. ember-serve adds an axis of 1 in front of every input
-            // and output (add_unit_batch_axis) and serves it with max_batch 1: requests still
-            // queue, shed and count as for any model, but each runs alone, one item per run.
+        if (!batch_axis) {
+            // No batch axis: every request is one whole tensor of the model's own shapes.
+            // ember-serve adds an axis of 1 in front of every input and output
+            // (add_unit_batch_axis) and serves it with max_batch 1: requests still queue, shed
+            // and count as for any model, but each runs alone, one tensor per run.
             if (ember::status s = add_unit_batch_axis(*g); s != ember::status::ok) return fail("cannot add a batch axis to it");
             note = "no batch axis (an input is a scalar or its first axis is fixed above 1): each request is one tensor, run alone";
-        } else if (axis == batch_axis::fixed_one) {
-            note = "its batch axis is fixed at 1: one item per request, run alone";
         }
         ember::batcher_options bo;
-        bo.max_batch = axis == batch_axis::dynamic ? options.max_batch : 1;
+        bo.max_batch = batch_axis ? options.max_batch : 1;
         bo.max_delay = options.max_delay;
         bo.shed_after = options.shed_after;
         bo.max_queue = options.max_queue;
+        bo.instances = options.instances;
         bo.exec = options.exec;
         ember::result<std::unique_ptr<ember::batcher>> b = ember::batcher::create(*g, {}, bo);
         if (!b && bo.max_batch > 1) {
-            // The model has a symbolic first axis but does not compile, or its outputs do not
-            // scale, at a larger batch (a Reshape to a fixed size, say): serve it one item at a time.
+            // The model does not compile, or its outputs do not follow the batch, at a larger
+            // batch (a model exported at batch 1 with a Reshape to [1, -1], say): one item a run.
             note = "cannot batch it (" + b.error().message + "): one item per request, run alone";
             bo.max_batch = 1;
             b = ember::batcher::create(*g, {}, bo);
         }
         if (!b) return fail(b.error().message);
         batcher_ = *std::move(b);
-        batched_ = axis == batch_axis::dynamic;
+        batched_ = batch_axis;
         const ember::plan& p = batcher_->smallest_plan();  // batch 1
         const auto describe = [&](const ember::io_info& io, std::size_t item_bytes) {
             served_tensor t{io.name, io.type, {}, item_bytes};
-            for (std::size_t d = axis == batch_axis::none ? 1 : 0; d < io.dims.rank(); ++d) t.dims.push_back(io.dims[d]);
+            for (std::size_t d = batch_axis ? 0 : 1; d < io.dims.rank(); ++d) t.dims.push_back(io.dims[d]);
             if (batched_) t.dims[0] = -1;
             return t;
         };

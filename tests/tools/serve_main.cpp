@@ -86,8 +86,10 @@ const std::string& repository() {
 /// ember-serve running in a child process, killed when this goes out of scope.
 class server {
 public:
-    explicit server(const std::vector<std::string>& options, const std::string& repo = repository()) {
+    /// sigint_ignored: start it as a shell starts a background job, with SIGINT ignored.
+    explicit server(const std::vector<std::string>& options, bool sigint_ignored = false) {
         static int count = 0;
+        const std::string repo = repository();  // made here, not in the child
         stderr_path_ = work_dir + "/server" + std::to_string(++count) + ".stderr";
         int out[2];
         REQUIRE(pipe(out) == 0);
@@ -95,6 +97,7 @@ public:
         REQUIRE(pid_ >= 0);
         if (pid_ == 0) {
             prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (sigint_ignored) std::signal(SIGINT, SIG_IGN);  // kept across exec
             dup2(out[1], 1);
             close(out[0]);
             close(out[1]);
@@ -428,8 +431,8 @@ TEST_CASE("latency: answers on a kept-alive connection come at once (no Nagle de
     CHECK(ms[5] < 20.0);
 }
 
-TEST_CASE("concurrent requests: 16 clients at once, each gets its own answer, batched") {
-    server s({"--max-delay-us", "50000"});
+TEST_CASE("concurrent requests: 16 clients at once on 2 instances, each gets its own answer, batched") {
+    server s({"--max-delay-us", "50000", "--instances", "2"});
     const std::vector<expected_class> expected = expected_classes();
     std::vector<std::string> bodies;
     for (const expected_class& e : expected) bodies.push_back(fashion_request({picture(e.file)}).dump());
@@ -637,8 +640,10 @@ TEST_CASE("graceful shutdown: SIGTERM during a request answers it, then exits 0"
     CHECK(s.stderr_text().find("ember-serve: SIGTERM: stopped") != std::string::npos);
     CHECK(get(port, "/v2/health/live").status == 0);  // no longer listening
 
-    // SIGINT (Ctrl-C) with nothing in flight.
-    server idle({});
+    // SIGINT (Ctrl-C) with nothing in flight, to a server started with SIGINT ignored (as a
+    // shell starts a background job): it stops all the same.
+    server idle({}, true);
     idle.signal(SIGINT);
     CHECK(idle.wait_exit(std::chrono::seconds(20)) == 0);
+    CHECK(idle.stderr_text().find("ember-serve: SIGINT: stopped") != std::string::npos);
 }

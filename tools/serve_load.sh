@@ -11,7 +11,8 @@
 #     bash tools/serve_load.sh [--build DIR] [--connections N] [--duration S] [-- EMBER-SERVE OPTIONS...]
 #
 # DIR holds the built ember-serve (default: the first of build/serve, build/gcc, build/clang that
-# has examples/ember-serve): cmake --build DIR --target ember-serve. Needs wrk, curl and python3.
+# has examples/ember-serve): cmake --build DIR --target ember-serve. Installs wrk, curl and python3
+# when they are missing (tools/install_packages.sh).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -32,9 +33,7 @@ if [ -z "$build" ]; then
 fi
 server_bin="${build:-build/gcc}/examples/ember-serve"
 [ -x "$server_bin" ] || { echo "serve_load.sh: no $server_bin (cmake --build DIR --target ember-serve)" >&2; exit 1; }
-for tool in wrk curl python3; do
-    command -v "$tool" > /dev/null || { echo "serve_load.sh: needs $tool (Debian: apt-get install $tool)" >&2; exit 1; }
-done
+bash tools/install_packages.sh wrk curl python3
 
 work="$(mktemp -d)"
 server_pid=""

@@ -17,6 +17,7 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 bash tools/install_packages.sh \
     cmake ninja-build g++ clang \
     doctest-dev libxsimd-dev libeigen3-dev libstb-dev libbenchmark-dev python3 fonts-dejavu-core \
+    libcpp-httplib-dev nlohmann-json3-dev \
     libonnx-testdata qemu-user-static g++-aarch64-linux-gnu
 
 # The model tests (ctest label "models") need the anchor zoo: torch exports of resnet18 & co. and

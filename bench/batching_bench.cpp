@@ -7,13 +7,17 @@
 //                  on the same pool
 //   batched xN     the same with N instances (N = the pool's threads), each single-threaded:
 //                  N batches side by side, no pool
+//   instances xN   N single-threaded instances with max_batch 1: N requests side by side
 //   own-session    no queue: every client thread runs its own session of one plan on its own
 //                  thread (as many runs at once as clients, each single-threaded)
 // at each concurrency (client threads). Prints one line per (concurrency, mode): requests/s,
 // latency p50/p90/p99 in ms and the mean batch size, the median of --rounds interleaved rounds.
 //
-//   batching_bench [--model M.onnx] [--threads N] [--max-batch B] [--max-delay-us U]
+//   batching_bench [--model M.onnx] [--threads N] [--spin US] [--max-batch B] [--max-delay-us U]
 //                  [--concurrency 1,4,16,64] [--seconds S] [--rounds R]
+//
+// The pool's threads spin --spin microseconds before parking (default 200, as ember-run and
+// ember-serve: without it every op of a batch-1 run pays a futex wake-up).
 //
 // The model defaults to the anchor zoo's mobilenet_v2 (../shared/anchors/setup.sh); its first
 // axis must be the batch. Its own main (not Google Benchmark's): the figures are per request
@@ -40,6 +44,7 @@ using clock_type = std::chrono::steady_clock;
 struct settings {
     std::string model;
     std::size_t threads = 0;  // the pool: 0 = one per hardware thread
+    std::size_t spin_us = 200;
     std::size_t max_batch = 16;
     std::size_t max_delay_us = 2000;
     std::vector<std::size_t> concurrency{1, 4, 16, 64};
@@ -69,6 +74,7 @@ settings parse(int argc, char** argv) {
         const char* value = argv[++i];
         if (flag == "--model") s.model = value;
         else if (flag == "--threads") s.threads = number("--threads", value);
+        else if (flag == "--spin") s.spin_us = number("--spin", value);
         else if (flag == "--max-batch") s.max_batch = number("--max-batch", value);
         else if (flag == "--max-delay-us") s.max_delay_us = number("--max-delay-us", value);
         else if (flag == "--seconds") s.seconds = static_cast<double>(number("--seconds", value));
@@ -145,7 +151,7 @@ int main(int argc, char** argv) {
     ember::result<ember::graph> g = ember::onnx::load_file(s.model);
     if (!g) die("model '" + s.model + "': " + g.error().message);
 
-    ember::thread_pool pool(s.threads);
+    ember::thread_pool pool(s.threads, std::chrono::microseconds(static_cast<std::int64_t>(s.spin_us)));
     pool.start();
     const ember::executor exec = pool.as_executor();
 
@@ -166,6 +172,11 @@ int main(int argc, char** argv) {
     side_by_side.exec = nullptr;
     auto instanced = ember::batcher::create(*g, {}, side_by_side);
     if (!instanced) die(instanced.error().message);
+    ember::batcher_options singles = side_by_side;
+    singles.max_batch = 1;
+    singles.max_delay = std::chrono::microseconds(0);
+    auto parallel = ember::batcher::create(*g, {}, singles);
+    if (!parallel) die(parallel.error().message);
     // own-session: the batch-1 plan compiled for one thread, one session per client.
     ember::compile_options single;
     single.max_threads = 1;
@@ -205,20 +216,21 @@ int main(int argc, char** argv) {
         };
     };
 
-    std::printf("model %s, pool of %zu threads, max batch %zu, max delay %zu us, %zu rounds of %.0f s, medians\n", s.model.c_str(),
-                pool.threads(), s.max_batch, s.max_delay_us, s.rounds, s.seconds);
+    std::printf("model %s, pool of %zu threads (spin %zu us), max batch %zu, max delay %zu us, %zu rounds of %.0f s, medians\n",
+                s.model.c_str(), pool.threads(), s.spin_us, s.max_batch, s.max_delay_us, s.rounds, s.seconds);
     std::printf("%-12s %-14s %10s %9s %9s %9s %10s\n", "concurrency", "mode", "req/s", "p50 ms", "p90 ms", "p99 ms", "mean batch");
-    const std::string modes[] = {"one-at-a-time", "batched", "batched x" + std::to_string(pool.threads()), "own-session"};
-    constexpr int mode_count = 4;
+    const std::string modes[] = {"one-at-a-time", "batched", "batched x" + std::to_string(pool.threads()),
+                                 "instances x" + std::to_string(pool.threads()), "own-session"};
+    constexpr int mode_count = 5;
     for (std::size_t clients : s.concurrency) {
         std::vector<measurement> rounds[mode_count];
         for (std::size_t r = 0; r < s.rounds; ++r)
             for (int mode = 0; mode < mode_count; ++mode) {
-                if (mode == 3) {
+                if (mode == 4) {
                     rounds[mode].push_back(drive(clients, s.seconds, [&](std::size_t c) { return sessions[c]->run() == ember::status::ok; }));
                     continue;
                 }
-                ember::batcher& b = mode == 0 ? **serial : mode == 1 ? **batched : **instanced;
+                ember::batcher& b = mode == 0 ? **serial : mode == 1 ? **batched : mode == 2 ? **instanced : **parallel;
                 const ember::batcher_stats before = b.stats();
                 rounds[mode].push_back(drive(clients, s.seconds, through(b)));
                 const ember::batcher_stats after = b.stats();

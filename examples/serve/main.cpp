@@ -395,7 +395,7 @@ int run(const options& o) {
         std::fprintf(stderr, "ember-serve: no model could be served\n");
         code = example::exit_failure;
         pthread_kill(signals.native_handle(), SIGTERM);  // the signal thread stops the server
-    } else if (!state.stopping) {
+    } else if (!state.stopping && !listener_done) {
         const std::string host = o.host.find(':') != std::string::npos ? "[" + o.host + "]" : o.host;
         std::printf("ember-serve: listening on http://%s:%d, models: %s\n", host.c_str(), port, served.c_str());
         std::fflush(stdout);

@@ -13,7 +13,8 @@
 // caller-owned arena of exactly that size, and the guard bytes after it are never written),
 // run_for()'s outputs are run()'s, bit for bit, and a run() and a run_for() walk with a
 // trace_recorder hooked in (session::set_profile_hook) allocate, lock and throw nothing either
-// and record every step.
+// and record every step. And ember::batcher::run() from four threads allocates and throws
+// nothing (it locks its queue, by contract).
 //
 // Prints one line per case; exit code 0 when every case passes, 1 otherwise.
 #include "support/alloc_hooks.hpp"  // defines malloc & co.: include it in this one file only
@@ -32,6 +33,7 @@
 #include <vector>
 
 #include <ember/ember.hpp>
+#include <ember/runtime/batcher.hpp>
 
 #include "support/onnx_cases.hpp"
 #include "support/zoo.hpp"
@@ -408,6 +410,51 @@ void check_conformance_models() {
     std::printf("%s ONNX conformance models: %zu compiled and checked (%zu steps in all), %d failed; %zu did not load or compile (their data set or an op ember lacks)\n",
                 failures == failures_before ? "ok  " : "FAIL", checked, steps, failures - failures_before, not_compiled);
 }
+// ember::batcher::run() from four threads at once allocates nothing and throws nothing; it does
+// lock (the batcher's queue mutex and each caller's condition variable), which is its contract.
+void check_batcher(const ember::executor* exec) {
+    ember::graph_builder b("rows");
+    const value_id x = b.input("x", dtype::float32, {"batch", 16});
+    b.output(b.node("Relu", {b.node("Gemm", {x, b.constant("w", random_f32({16, 8}, 5)), b.constant("b", random_f32({8}, 6))})}), "y");
+    ember::result<ember::graph> g = std::move(b).build();
+    if (!g) return fail("batcher", "graph_builder: " + g.error().message);
+    ember::batcher_options o;
+    o.max_batch = 4;
+    o.max_delay = std::chrono::microseconds(100);
+    o.exec = exec;
+    auto batcher = ember::batcher::create(*g, {}, o);
+    if (!batcher) return fail("batcher", batcher.error().message);
+    constexpr int clients = 4, requests = 50;
+    std::atomic<bool> go{false};
+    std::atomic<int> ready{0}, finished{0}, failed{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < clients; ++t)
+        threads.emplace_back([&] {
+            std::vector<float> in(16, 0.5f), out(8);  // before the window opens
+            const void* ins[] = {in.data()};
+            void* outs[] = {out.data()};
+            ready.fetch_add(1, std::memory_order_acq_rel);
+            while (!go.load(std::memory_order_acquire)) std::this_thread::yield();
+            for (int r = 0; r < requests; ++r)
+                if ((*batcher)->run(ins, outs) != status::ok) ++failed;
+            finished.fetch_add(1, std::memory_order_acq_rel);
+        });
+    while (ready.load(std::memory_order_acquire) < clients) std::this_thread::yield();
+    ember::test::hooks::counts seen;
+    {
+        ember::test::hooks::window w;
+        go.store(true, std::memory_order_release);
+        while (finished.load(std::memory_order_acquire) < clients) std::this_thread::yield();
+        seen = w.take();
+    }
+    for (std::thread& t : threads) t.join();
+    const ember::batcher_stats stats = (*batcher)->stats();
+    if (failed != 0) return fail("batcher", std::to_string(failed.load()) + " requests failed");
+    if (seen.allocations != 0 || seen.throws != 0) return fail("batcher", counts_text(seen) + " during batcher::run() on 4 threads");
+    std::printf("ok   batcher: %d requests from %d threads in %llu batches: %ld allocations, %ld throws (%ld locks: its queue)\n",
+                clients * requests, clients, static_cast<unsigned long long>(stats.batches), seen.allocations, seen.throws, seen.locks);
+}
+
 } // namespace
 
 int main() {
@@ -463,6 +510,8 @@ int main() {
             check_plan(name, *p, &m->input, exec, 2);  // run_for() in frames of 2 ms
         }
     }
+    const ember::executor pool_exec = pool.as_executor();
+    check_batcher(&pool_exec);
     check_conformance_models();
     std::printf("%s\n", failures ? "alloc test: FAILED" : "alloc test: ok");
     return failures ? 1 : 0;

@@ -244,6 +244,19 @@ TEST_CASE("batcher: wrong counts are invalid_argument; models without a batch ax
         REQUIRE_FALSE(r);
         CHECK(r.error().message.find("output 'total' does not have the batch as its first axis") != std::string::npos);
     }
+    SUBCASE("an input whose first axis is fixed above 1: maybe not a batch at all") {
+        ember::graph_builder gb("fixed");
+        const auto x_in = gb.input("x", dtype::float32, {2, features});
+        gb.output(gb.node("Relu", {x_in}), "y");
+        const ember::graph fixed = *std::move(gb).build();
+        auto r = ember::batcher::create(fixed, {}, o);
+        REQUIRE_FALSE(r);
+        CHECK(r.error().message.find("input 'x' is declared [2, 6]: its first axis is fixed at 2") != std::string::npos);
+        ember::compile_options given;  // ... unless its item shape is given
+        given.input_shapes = {{"x", {1, features}}};
+        auto ok = ember::batcher::create(fixed, given, o);
+        CHECK_MESSAGE(ok, ok.error().message);
+    }
     SUBCASE("an input with an unknown inner dimension") {
         ember::graph_builder gb("unknown");
         const auto x_in = gb.input("x", dtype::float32, {"batch", "width"});

@@ -93,8 +93,9 @@ class batcher {
 public:
     /// Compiles `g` (with `base`'s options; its input_shapes may give an input's item shape, the
     /// first axis being replaced by the batch) for every batch size, checks that every input and
-    /// output scales with the batch on its first axis, and starts the worker thread. The inputs'
-    /// and outputs' declared first axis is ignored (a model exported at batch 1 batches too).
+    /// output scales with the batch on its first axis, and starts the worker thread. A declared
+    /// first axis of 1 (a model exported at batch 1) or a symbol is the batch; a number above 1
+    /// is refused unless input_shapes gives the item shape (it may not be a batch at all).
     static result<std::unique_ptr<batcher>> create(const graph& g, const compile_options& base, const batcher_options& options) {
         if (options.max_batch == 0) return error_info{status::invalid_argument, -1, "batcher: max_batch must be at least 1"};
         if (options.max_queue == 0) return error_info{status::invalid_argument, -1, "batcher: max_queue must be at least 1"};
@@ -262,6 +263,11 @@ private:
                                       detail::format("batcher: input '{}' has no declared batch axis (shape {}); give its shape in "
                                                      "compile_options::input_shapes",
                                                      in.name, in.declared)};
+                if (in.declared.dims[0].known() && in.declared.dims[0].value != 1)
+                    return error_info{status::invalid_argument, -1,
+                                      detail::format("batcher: input '{}' is declared {}: its first axis is fixed at {}; if that is the "
+                                                     "batch, give one item's shape in compile_options::input_shapes",
+                                                     in.name, in.declared, in.declared.dims[0].value)};
                 for (std::size_t d = 0; d < in.declared.rank(); ++d) {
                     if (d > 0 && !in.declared.dims[d].known())
                         return error_info{status::invalid_argument, -1,

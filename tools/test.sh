@@ -4,7 +4,8 @@
 # apt packages that are missing, then configures, builds and runs ctest twice: with g++ in
 # build/gcc, then with clang++ in build/clang. Release with -O2 (not -O3 -DNDEBUG), so
 # EMBER_ASSERT stays on. The benchmarks are built in the g++ suite (so they keep compiling) but
-# not run; the clang suite skips them to stay within CI's 90 minutes on 2 cores. Exits
+# not run; the clang suite skips them, and builds the examples for one ISA, to stay within CI's
+# 90 minutes on 2 cores. Exits
 # non-zero on the first failure; the last lines are ctest's summary. Between the two suites the
 # kernel tests run under QEMU (tools/qemu_tests.sh: x86-64 without AVX-512, and AArch64). ONNX's
 # conformance suite (libonnx-testdata) and, when ../shared/anchors is there, the model zoo run as
@@ -34,6 +35,14 @@ bench_flag() {
     if [ "$1" = g++ ]; then echo -DEMBER_BUILD_BENCH=ON; else echo -DEMBER_BUILD_BENCH=OFF; fi
 }
 
+# The clang suite builds the examples and tools for one ISA (the compiler flags'), not with every
+# kernel set: each dispatching executable compiles the whole op table three more times, and CI has
+# 90 minutes on 2 cores. Its test binaries (ember_tests, ember_conformance) still dispatch, so
+# clang compiles and tests every kernel set; the g++ suite builds everything dispatching.
+dispatch_flag() {
+    if [ "$1" = g++ ]; then echo -DEMBER_EXAMPLES_DISPATCH=ON; else echo -DEMBER_EXAMPLES_DISPATCH=OFF; fi
+}
+
 # The CUDA extension's test and benchmark build with nvcc where the toolkit is (CI has it, no GPU:
 # the test then checks lowering and says the GPU half is skipped). Once, in the g++ suite.
 cuda_flag() {
@@ -49,7 +58,8 @@ run_suite() {
         -DCMAKE_CXX_FLAGS_RELEASE=-O2 \
         -DEMBER_BUILD_TESTS=ON \
         -DEMBER_BUILD_EXAMPLES=ON \
-        "$(bench_flag "$compiler")"
+        "$(bench_flag "$compiler")" \
+        "$(dispatch_flag "$compiler")"
     cmake --build "$dir" --parallel "$jobs"
     # --timeout: a deadlocked test fails in minutes instead of ctest's default 25.
     ctest --test-dir "$dir" --output-on-failure -j2 --timeout 300

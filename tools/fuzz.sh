@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Builds ember's libFuzzer targets (fuzz/*_fuzz.cpp, clang with ASan + UBSan) in build/fuzz and
-# runs each for a bounded time over a corpus seeded from what the repository and Debian have:
-# the ONNX targets from libonnx-testdata's models and the bundled model (with fuzz/onnx.dict),
-# image targets from the bundled pictures; npy_fuzz starts empty (libFuzzer finds the format's
-# magic and header in seconds). Corpora grow in build/fuzz/corpus/<target>;
-# a crash leaves crash-* files in build/fuzz/findings and makes this script exit non-zero.
+# runs each for a bounded time with fuzz/run_one.sh (which seeds the corpora: conformance models,
+# the bundled model and pictures). Corpora grow in build/fuzz/corpus/<target>; a crash leaves
+# <target>-crash-* files (and <target>.log) in build/fuzz/findings and makes this exit non-zero.
 #
 #     bash tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET ...]    (default 60 s, every built target)
 set -euo pipefail
@@ -22,30 +20,9 @@ if [ ${#targets[@]} -eq 0 ]; then
 fi
 cmake --build build/fuzz --target "${targets[@]}"
 
-mkdir -p build/fuzz/findings
 status=0
 for target in "${targets[@]}"; do
-    corpus="build/fuzz/corpus/$target"
-    mkdir -p "$corpus"
-    extra=()
-    case "$target" in
-        onnx_*)
-            cp -n models/fashion_mnist/model.onnx "$corpus/bundled.onnx"
-            for model in /usr/share/libonnx-testdata/data/node/*/model.onnx; do
-                [ -f "$model" ] && cp -n "$model" "$corpus/$(basename "$(dirname "$model")").onnx"
-            done
-            extra=(-dict=fuzz/onnx.dict) ;;
-        image_*)
-            cp -n models/fashion_mnist/images/* "$corpus/" 2>/dev/null || true ;;
-    esac
-    echo "== $target: ${seconds} s over $(ls "$corpus" | wc -l) seed files"
-    if ! build/fuzz/fuzz/"$target" "${extra[@]}" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
-        -artifact_prefix=build/fuzz/findings/"$target"- "$corpus" 2>&1 | grep -E "^(stat::number_of_executed_units|Done|==[0-9]+==ERROR|SUMMARY)"; then
-        :
-    fi
-    if ls build/fuzz/findings/"$target"-* >/dev/null 2>&1; then
-        echo "$target: FOUND a crash: $(ls build/fuzz/findings/"$target"-*)"
-        status=1
-    fi
+    echo "== $target: ${seconds} s"
+    bash fuzz/run_one.sh build/fuzz/fuzz/"$target" build/fuzz/corpus/"$target" build/fuzz/findings -max_total_time="$seconds" || status=1
 done
 exit $status

@@ -2,11 +2,13 @@
 # SPDX-License-Identifier: Apache-2.0
 # Model tests: runs ember-run on each model of the anchor zoo and compares its output with the
 # torch output exported beside the model and with ONNX Runtime's (tools/ort_run.js), within a
-# tolerance on max |ember - ref| / max |ref|. The zoo is made by /work/shared/anchors/setup.sh
+# tolerance on max |ember - ref| / max |ref|; and checks determinism: the output's bytes are the
+# same at 1, 2 and 3 threads and after repeated runs of one session (--no-determinism skips
+# that). The zoo is made by /work/shared/anchors/setup.sh
 # (in ~/.cache/ember-anchors, or $EMBER_ANCHORS); nothing of it is committed.
 #
 #     bash tools/model_tests.sh [--ember-run PATH] [--models a,b,...] [--tol 1e-3] [--threads N]
-#                               [--work DIR] [--no-ort]
+#                               [--work DIR] [--no-ort] [--no-determinism]
 #
 # Exit 0: every model matched; 1: some model failed (the table says which and why: a missing
 # op is named); 77: skipped, with the reason, when the zoo (or ember-run) is not there.
@@ -20,6 +22,7 @@ tol="1e-3"
 threads=1
 work="${TMPDIR:-/tmp}/ember-model-tests"
 use_ort=1
+determinism=1
 while [ $# -gt 0 ]; do
     case "$1" in
         --ember-run) ember_run="$2"; shift 2 ;;
@@ -28,7 +31,8 @@ while [ $# -gt 0 ]; do
         --threads) threads="$2"; shift 2 ;;
         --work) work="$2"; shift 2 ;;
         --no-ort) use_ort=0; shift ;;
-        -h|--help) sed -n '2,15p' "${BASH_SOURCE[0]}"; exit 0 ;;
+        --no-determinism) determinism=0; shift ;;
+        -h|--help) sed -n '2,17p' "${BASH_SOURCE[0]}"; exit 0 ;;
         *) echo "model_tests: unknown argument '$1' (see --help)" >&2; exit 2 ;;
     esac
 done
@@ -86,6 +90,21 @@ for m in "${list[@]}"; do
         else
             line="$line; onnxruntime failed: $(head -n 1 "$out.ort.err")"
         fi
+    fi
+    if [ "$determinism" = 1 ]; then
+        # The same bits whatever the thread count (fixed partitioning and reduction order) and
+        # run after run of one session (--repeat writes the last run's output).
+        same="bits identical at 1, 2 and 3 threads"
+        for t in 1 2 3; do
+            [ "$t" = "$threads" ] && continue
+            if ! "$ember_run" "$model" --input "input=$input" --output-dir "$out/t$t" --threads "$t" --repeat 2 > /dev/null 2> "$out.t$t.err"; then
+                same="FAILED at $t threads: $(head -n 1 "$out.t$t.err")"; status="FAIL"; break
+            fi
+            if ! cmp -s "$out/ember/output.npy" "$out/t$t/output.npy"; then
+                same="DIFFERENT bits at $t threads than at $threads"; status="FAIL"; break
+            fi
+        done
+        line="$line; $same"
     fi
     summary+=("$m: $status: ${line#"$m: "}")
     if [ "$status" = PASS ]; then passed=$((passed + 1)); else failed=$((failed + 1)); fi

@@ -47,7 +47,8 @@ fi
     -DEMBER_CODEGEN_HEADER="\"$NAME.hpp\"" -DEMBER_CODEGEN_NAMESPACE="zoo::$NAME" -DEMBER_CODEGEN_GRAPH_ONLY \
     -c "$SRC/tests/codegen/generated.cpp" -o "$WORK/generated.o" || exit 1
 compiled=$(date +%s.%N)
-"$CXX" "$WORK/generated.o" "$DRIVER" -pthread -o "$WORK/roundtrip" || exit 1
+# shellcheck disable=SC2086  # the same flags at link time: a sanitizer build needs its runtime
+"$CXX" $FLAGS "$WORK/generated.o" "$DRIVER" -pthread -o "$WORK/roundtrip" || exit 1
 linked=$(date +%s.%N)
 echo "codegen zoo test: $NAME: header $(stat -c %s "$HEADER") bytes, ember-codegen $(seconds "$start" "$generated") s," \
     "compile $(seconds "$generated" "$compiled") s, link $(seconds "$compiled" "$linked") s"

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <random>
 #include <string>
@@ -154,6 +155,103 @@ TEST_CASE("image: every truncation and random corruption of a PNG, a JPEG and a 
             else CHECK(r.code() == ember::status::invalid_model);
         }
     }
+}
+
+TEST_CASE("image: a JPEG Huffman table of more than 256 codes is refused before stb_image reads it") {
+    // Debian's stb_image copies the codes into a 256-byte array unchecked (a heap overflow):
+    // decode.hpp's jpeg_oversized_huffman_table() stops such files first.
+    const img::image a = pattern(24, 16, 3);
+    std::vector<std::uint8_t> file;
+    REQUIRE(img::encode_jpeg(a.view(), file, 75));
+    img::decoder dec;
+    img::image out;
+    REQUIRE(dec.decode_memory(file.data(), file.size(), out));
+    std::size_t dht = 0;
+    for (std::size_t i = 2; i + 1 < file.size() && dht == 0; ++i)
+        if (file[i] == 0xFF && file[i + 1] == 0xC4) dht = i;
+    REQUIRE(dht > 0);
+    std::vector<std::uint8_t> bad = file;
+    bad[dht + 5 + 15] = 0xFF;  // the table's count of 16-bit codes: 255 more codes than the segment holds
+    bad[dht + 5 + 14] = 0x10;
+    ember::result<void> r = dec.decode_memory(bad.data(), bad.size(), out, {}, "crafted.jpg");
+    REQUIRE(!r);
+    CHECK(r.code() == ember::status::invalid_model);
+    CHECK(r.error().message.find("'crafted.jpg': corrupt JPEG (a Huffman table of") != std::string::npos);
+    CHECK(!dec.probe_memory(bad.data(), bad.size()));  // the header reader parses DHT segments too
+
+    REQUIRE(dec.decode_memory(file.data(), file.size(), out));  // the decoder still works
+}
+
+TEST_CASE("image: stb_image's memory comes zeroed, and a scan using Huffman tables no DHT defined gives a status") {
+    // Debian's stb_image reads JPEG Huffman tables that the file never defined (upstream 2.28
+    // zeroes its state): the decoder's arena hands out zeroed blocks, as calloc.
+    img::detail::stb_arena arena(ember::default_allocator());
+    for (int round = 0; round < 3; ++round) {
+        arena.begin();
+        auto* a = static_cast<unsigned char*>(arena.allocate(100));
+        REQUIRE(a != nullptr);
+        CHECK(std::all_of(a, a + 100, [](unsigned char c) { return c == 0; }));
+        std::memset(a, 0xAB, 100);
+        arena.release(a);
+        auto* b = static_cast<unsigned char*>(arena.allocate(40));  // where a was, once the block holds it
+        REQUIRE(b != nullptr);
+        CHECK(std::all_of(b, b + 40, [](unsigned char c) { return c == 0; }));
+        std::memset(b, 0xCD, 40);
+        b = static_cast<unsigned char*>(arena.reallocate(b, 90));  // grows in place: the new bytes zeroed
+        REQUIRE(b != nullptr);
+        CHECK(std::all_of(b, b + 40, [](unsigned char c) { return c == 0xCD; }));
+        CHECK(std::all_of(b + 40, b + 90, [](unsigned char c) { return c == 0; }));
+        arena.release(b);
+        REQUIRE(arena.end());
+    }
+    arena.begin(100);  // a call's limit: each allocation at most 100 bytes
+    CHECK(arena.allocate(101) == nullptr);
+    void* small = arena.allocate(100);
+    CHECK(small != nullptr);
+    CHECK(arena.reallocate(small, 5000) == nullptr);
+    CHECK(arena.refused() == 5000);
+    arena.release(small);
+    REQUIRE(arena.end());
+
+    const img::image a = pattern(24, 16, 3);
+    std::vector<std::uint8_t> file;
+    REQUIRE(img::encode_jpeg(a.view(), file, 75));
+    std::size_t sos = 0;
+    for (std::size_t i = 2; i + 1 < file.size() && sos == 0; ++i)
+        if (file[i] == 0xFF && file[i + 1] == 0xDA) sos = i;
+    REQUIRE(sos > 0);
+    REQUIRE(file[sos + 4] == 3);  // three components, each (id, DC table << 4 | AC table)
+    std::vector<std::uint8_t> bad = file;
+    for (int c = 0; c < 3; ++c) bad[sos + 6 + 2 * c] = 0x23;  // DC table 2, AC table 3: never defined
+    img::decoder dec;
+    img::image out;
+    for (int round = 0; round < 3; ++round) {
+        REQUIRE(dec.decode_memory(file.data(), file.size(), out));  // leaves its tables in the block
+        ember::result<void> r = dec.decode_memory(bad.data(), bad.size(), out);
+        if (!r) CHECK(r.code() == ember::status::invalid_model);
+    }
+}
+
+TEST_CASE("image: what fuzz/image_fuzz.cpp found gives a status") {
+    // tests/fuzz_findings/image/: each file once made the fuzzer report (under ASan and UBSan),
+    // named for what it did; each is corrupt, so each must be refused, by one reused decoder.
+    const std::filesystem::path dir = std::filesystem::path(EMBER_SOURCE_DIR) / "tests/fuzz_findings/image";
+    img::decoder dec;
+    img::image out;
+    int files = 0;
+    for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+        CAPTURE(entry.path().string());
+        ember::result<void> r = dec.decode_file(entry.path().string(), out);
+        REQUIRE(!r);
+        CHECK(r.code() == ember::status::invalid_model);
+        CHECK(r.error().message.find(entry.path().filename().string()) != std::string::npos);
+        if (entry.path().filename().string().find("dht") != std::string::npos)
+            CHECK(r.error().message.find("corrupt JPEG (a Huffman table of") != std::string::npos);
+        if (entry.path().filename().string().find("claims") != std::string::npos)
+            CHECK(r.error().message.find("bytes of scratch, more than a") != std::string::npos);
+        ++files;
+    }
+    CHECK(files >= 2);
 }
 
 TEST_CASE("image: write_png writes a file that decodes back, and names an unwritable path") {

@@ -53,11 +53,16 @@ class stb_arena {
 public:
     explicit stb_arena(const allocator& alloc) noexcept : alloc_(alloc) {}
 
-    void begin() noexcept {
+    /// Starts a call whose allocations may each be at most limit bytes (see refused()).
+    void begin(std::size_t limit = SIZE_MAX / 2) noexcept {
         used_ = 0;
         peak_ = 0;
         overflow_ = 0;
+        limit_ = limit;
+        refused_ = 0;
     }
+    /// The biggest allocation refused for being above the call's limit (0: none).
+    std::size_t refused() const noexcept { return refused_; }
 
     /// Grows the block so that the call just made would have fitted in it (false: no memory).
     bool end() noexcept {
@@ -66,18 +71,27 @@ public:
         return block_.allocate(want + want / 4, alloc_, false);
     }
 
+    /// Zeroed, as calloc: Debian's stb_image (git 2022-09) mallocs its JPEG state and reads
+    /// Huffman tables that the file never defined (upstream 2.28 zeroes the state). Uninitialised,
+    /// or the previous picture's bytes in this block, they index past their arrays: found by
+    /// fuzz/image_fuzz.cpp, which reuses one decoder as a pipeline does.
     void* allocate(std::size_t bytes) noexcept {
-        if (bytes > SIZE_MAX / 2) return nullptr;
+        if (bytes > limit_) return refuse(bytes);
         const std::size_t total = header_bytes + round_up(bytes);
+        void* p = nullptr;
         if (used_ + total <= block_.size_bytes()) {
             std::byte* at = block_.data() + used_;
             used_ += total;
             if (used_ > peak_) peak_ = used_;
-            return stamp(at, bytes, false);
+            p = stamp(at, bytes, false);
+        } else {
+            overflow_ += total;
+            void* at = alloc_.allocate(total, header_bytes);
+            if (!at) return nullptr;
+            p = stamp(static_cast<std::byte*>(at), bytes, true);
         }
-        overflow_ += total;
-        void* at = alloc_.allocate(total, header_bytes);
-        return at ? stamp(static_cast<std::byte*>(at), bytes, true) : nullptr;
+        std::memset(p, 0, bytes);
+        return p;
     }
 
     void release(void* p) noexcept {
@@ -93,13 +107,15 @@ public:
 
     void* reallocate(void* p, std::size_t bytes) noexcept {
         if (!p) return allocate(bytes);
+        if (bytes > limit_) return refuse(bytes);
         header h = header_of(p);
         std::byte* at = static_cast<std::byte*>(p) - header_bytes;
         const std::size_t end_of_p = static_cast<std::size_t>(at - block_.data()) + header_bytes + round_up(h.bytes);
-        if (!h.from_allocator && end_of_p == used_ && bytes < SIZE_MAX / 2 &&
+        if (!h.from_allocator && end_of_p == used_ &&
             used_ - round_up(h.bytes) + round_up(bytes) <= block_.size_bytes()) {
             used_ = used_ - round_up(h.bytes) + round_up(bytes);  // the last block grows in place
             if (used_ > peak_) peak_ = used_;
+            if (bytes > h.bytes) std::memset(static_cast<std::byte*>(p) + h.bytes, 0, bytes - h.bytes);
             return stamp(at, bytes, false);
         }
         void* q = allocate(bytes);
@@ -115,6 +131,10 @@ private:
         std::size_t bytes;
         std::size_t from_allocator;
     };
+    void* refuse(std::size_t bytes) noexcept {
+        if (bytes > refused_) refused_ = bytes;
+        return nullptr;
+    }
     static std::size_t round_up(std::size_t n) noexcept { return (n + header_bytes - 1) / header_bytes * header_bytes; }
     static void* stamp(std::byte* at, std::size_t bytes, bool from_allocator) noexcept {
         const header h{bytes, from_allocator ? std::size_t{1} : std::size_t{0}};
@@ -132,7 +152,53 @@ private:
     std::size_t used_ = 0;
     std::size_t peak_ = 0;
     std::size_t overflow_ = 0;
+    std::size_t limit_ = SIZE_MAX / 2;
+    std::size_t refused_ = 0;
 };
+
+/// The number of codes of the first JPEG Huffman table that stb_image would read with more than
+/// 256 codes, or 0 when there is none (or the bytes are not a JPEG). Debian's stb_image (git
+/// 2022-09) copies a DHT table's codes into a 256-byte array without checking their count (fixed
+/// upstream in 2.28): a crafted file writes up to 3.8 KiB past it, on the heap. This walks the
+/// markers as stb_image does (fill bytes, junk between segments skipped, each segment by its
+/// length, entropy-coded data up to the next marker other than RSTn, zeros past the end) and
+/// checks every DHT segment it would parse, before stb_image sees the bytes. Found by
+/// fuzz/image_fuzz.cpp; tests/image/decode_test.cpp keeps the file.
+inline unsigned jpeg_oversized_huffman_table(const unsigned char* p, std::size_t n) noexcept {
+    if (n < 2 || p[0] != 0xFF) return 0;
+    std::size_t i = 1;
+    while (i < n && p[i] == 0xFF) ++i;  // stb_image takes FF FF ... FF D8 as the start too
+    if (i >= n || p[i] != 0xD8) return 0;
+    ++i;
+    const auto byte = [&](std::size_t k) -> unsigned { return k < n ? p[k] : 0u; };  // stb reads 0 past the end
+    while (i < n) {
+        if (p[i] != 0xFF) {  // junk between segments: stb_image skips it a byte at a time
+            ++i;
+            continue;
+        }
+        while (i < n && p[i] == 0xFF) ++i;
+        if (i >= n) break;
+        const unsigned marker = p[i++];
+        if (marker == 0xD9) break;                                                   // EOI
+        if (marker == 0x00 || marker == 0x01 || (marker >= 0xD0 && marker <= 0xD8)) continue;  // no length
+        const std::size_t length = byte(i) << 8 | byte(i + 1);
+        if (marker == 0xC4) {  // DHT: tables while the length lasts, the first one always
+            long left = static_cast<long>(length) - 2;
+            std::size_t at = i + 2;
+            while (left > 0) {
+                unsigned codes = 0;
+                for (std::size_t c = 1; c <= 16; ++c) codes += byte(at + c);
+                if (codes > 256) return codes;
+                left -= 17 + static_cast<long>(codes);
+                at += 17 + codes;
+            }
+        }
+        i += length;
+        if (marker == 0xDA)  // SOS: the entropy-coded data runs to the next marker other than RSTn
+            while (i + 1 < n && !(p[i] == 0xFF && p[i + 1] != 0x00 && p[i + 1] != 0xFF && (p[i + 1] < 0xD0 || p[i + 1] > 0xD7))) ++i;
+    }
+    return 0;
+}
 
 /// The arena of the decoder call running on this thread; outside one (stb_image used directly
 /// in the same file), stb_image gets plain malloc.
@@ -201,6 +267,9 @@ public:
     result<image_info> probe_memory(const void* data, std::size_t size, std::string_view name = "memory") const {
         if (data == nullptr || size == 0) return failure(status::invalid_model, name, "empty");
         if (size > static_cast<std::size_t>(INT_MAX)) return failure(status::invalid_model, name, "more than 2 GiB");
+        if (const unsigned codes = detail::jpeg_oversized_huffman_table(static_cast<const unsigned char*>(data), size))
+            return failure(status::invalid_model, name,
+                           ember::detail::format("corrupt JPEG (a Huffman table of {} codes, at most 256 allowed)", codes));
         image_info info;
         if (!stbi_info_from_memory(static_cast<const stbi_uc*>(data), static_cast<int>(size), &info.width, &info.height,
                                    &info.channels))
@@ -222,13 +291,23 @@ public:
                            ember::detail::format("{}x{} pixels, more than decode_options::max_pixels ({})", info->width,
                                                  info->height, options.max_pixels));
         const int channels = options.channels != 0 ? options.channels : info->channels;
+        // Each of stb_image's allocations is held to what a picture of this size and file can
+        // need (16 bytes a pixel covers 4 channels of 16 bits and JPEG's coefficients; the
+        // compressed data is at most the file): a PNG chunk can claim 2 GiB in a few bytes, and
+        // Debian's stb_image allocates that before it finds the data missing.
+        const std::size_t scratch_limit = static_cast<std::size_t>(info->width) * static_cast<std::size_t>(info->height) * 16 +
+                                          2 * size + (std::size_t{1} << 20);
         detail::current_stb_arena = &arena_;
-        arena_.begin();
+        arena_.begin(scratch_limit);
         int width = 0, height = 0, file_channels = 0;
         stbi_uc* pixels = stbi_load_from_memory(static_cast<const stbi_uc*>(data), static_cast<int>(size), &width, &height,
                                                 &file_channels, channels);
         result<void> done;
-        if (!pixels) {
+        if (!pixels && arena_.refused() != 0) {
+            done = failure(status::invalid_model, name,
+                           ember::detail::format("corrupt image (it needs {} bytes of scratch, more than a {}x{} picture in {} bytes can)",
+                                                 arena_.refused(), info->width, info->height, size));
+        } else if (!pixels) {
             done = failure(status::invalid_model, name, reason("corrupt image"));
         } else if (width != info->width || height != info->height) {
             done = failure(status::invalid_model, name, "the header and the pixel data disagree on the size");

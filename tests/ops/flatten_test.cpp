@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -18,7 +17,7 @@ ember::shape flatten_shape(const ember::tensor& x, std::vector<ember::attribute>
     REQUIRE_MESSAGE(r.compiled, r.error.message);
     CHECK(r.outputs[0].type() == x.type());
     REQUIRE(r.outputs[0].size_bytes() == x.size_bytes());
-    CHECK(std::memcmp(r.outputs[0].bytes(), x.bytes(), x.size_bytes()) == 0);
+    CHECK(ember::test::same_bytes(r.outputs[0], x));
     return r.outputs[0].dims();
 }
 

@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -18,7 +17,7 @@ TEST_CASE("identity: float32 comes through bit for bit, NaN payloads included") 
     REQUIRE_MESSAGE(r.compiled, r.error.message);
     CHECK(r.outputs[0].dims() == ember::shape{2, 2});
     CHECK(r.outputs[0].type() == ember::dtype::float32);
-    CHECK(std::memcmp(r.outputs[0].bytes(), x.bytes(), x.size_bytes()) == 0);
+    CHECK(ember::test::same_bytes(r.outputs[0], x));
 }
 
 TEST_CASE("identity: int64, bool and a scalar keep their dtype and values") {

@@ -2,7 +2,6 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -53,8 +52,8 @@ ember::shape reshape_both_ways(const ember::tensor& data, std::vector<std::int64
     REQUIRE(a.y.dims() == b.y.dims());
     CHECK(a.y.type() == data.type());
     REQUIRE(a.y.size_bytes() == data.size_bytes());
-    CHECK(std::memcmp(a.y.bytes(), data.bytes(), data.size_bytes()) == 0);
-    CHECK(std::memcmp(b.y.bytes(), data.bytes(), data.size_bytes()) == 0);
+    CHECK(ember::test::same_bytes(a.y, data));
+    CHECK(ember::test::same_bytes(b.y, data));
     return a.y.dims();
 }
 

@@ -161,6 +161,13 @@ inline node_run run_node_with(const std::string& op_type, const std::vector<tens
     return r;
 }
 
+/// Whether two tensors hold the same bytes (their sizes are checked first). Empty tensors may
+/// hold null, which memcmp must not see.
+inline bool same_bytes(const tensor& a, const tensor& b) {
+    if (a.size_bytes() != b.size_bytes()) return false;
+    return a.size_bytes() == 0 || std::memcmp(a.bytes(), b.bytes(), a.size_bytes()) == 0;
+}
+
 /// Checks that two runs of a node have the same outputs, bit for bit.
 inline void check_same_outputs(const node_run& a, const node_run& b) {
     REQUIRE(a.outputs.size() == b.outputs.size());
@@ -168,8 +175,7 @@ inline void check_same_outputs(const node_run& a, const node_run& b) {
         REQUIRE(a.outputs[k].type() == b.outputs[k].type());
         REQUIRE(a.outputs[k].dims() == b.outputs[k].dims());
         REQUIRE(a.outputs[k].size_bytes() == b.outputs[k].size_bytes());
-        if (a.outputs[k].size_bytes() != 0)  // empty tensors may hold null, which memcmp must not see
-            CHECK(std::memcmp(a.outputs[k].bytes(), b.outputs[k].bytes(), a.outputs[k].size_bytes()) == 0);
+        CHECK(same_bytes(a.outputs[k], b.outputs[k]));
     }
 }
 

@@ -393,7 +393,8 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
     const std::int64_t b_panels = (pr.n + NR - 1) / NR;
     visit_activation(pr.post.act, [&](auto act) {
         auto run_slot = [&](std::int64_t slot) noexcept {
-            float* ws_a = workspace + slot * ws_floats;
+            // with A and B both packed at compile there is no workspace (it may be null)
+            float* ws_a = ws_floats == 0 ? workspace : workspace + slot * ws_floats;
             float* ws_b = ws_a + (runtime_a ? MC * KC : 0);
             for (std::int64_t blk = slot; blk < blocks; blk += slots) {
                 const std::int64_t i0 = (blk / n_blocks) * row_block, j0 = (blk % n_blocks) * NC;

@@ -388,7 +388,9 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
     const std::int64_t blocks = m_blocks * n_blocks;
     if (slots > blocks) slots = blocks;
     if (slots < 1) slots = 1;
-    const bool runtime_a = pr.packed_a == nullptr, runtime_b = pr.packed_b == nullptr;
+    // k == 0 packs nothing: no workspace is used then (a caller may pass null for it, and null
+    // for an empty packed operand)
+    const bool runtime_a = pr.packed_a == nullptr && pr.k > 0, runtime_b = pr.packed_b == nullptr && pr.k > 0;
     const std::int64_t ws_floats = gemm_workspace_floats<Arch>(runtime_a, runtime_b);
     const std::int64_t b_panels = (pr.n + NR - 1) / NR;
     visit_activation(pr.post.act, [&](auto act) {

@@ -223,6 +223,77 @@ TEST_CASE("compile: a failing allocator gives out_of_memory, not a crash") {
     CHECK(p.error().code == status::out_of_memory);
 }
 
+namespace {
+// An allocator that fails its n-th call (0-based) and every call after it, and counts what is
+// still allocated: the test below fails it at each allocation compile() and a session make.
+struct failing_heap {
+    long fail_at = -1;  // -1: never
+    long calls = 0;
+    long live = 0;
+    ember::allocator as_allocator() {
+        return {this,
+                [](void* ctx, std::size_t bytes, std::size_t alignment) noexcept -> void* {
+                    auto& h = *static_cast<failing_heap*>(ctx);
+                    if (h.fail_at >= 0 && h.calls++ >= h.fail_at) return nullptr;
+                    void* p = ember::detail::default_alloc(nullptr, bytes, alignment);
+                    if (p) ++h.live;
+                    return p;
+                },
+                [](void* ctx, void* p, std::size_t bytes, std::size_t alignment) noexcept {
+                    --static_cast<failing_heap*>(ctx)->live;
+                    ember::detail::default_free(nullptr, p, bytes, alignment);
+                }};
+    }
+};
+} // namespace
+
+TEST_CASE("compile and session: an allocator failing at any one of its calls gives out_of_memory, never a crash or a leak") {
+    // Conv (weights packed at compile) + ReLU, a pooled Gemm with constant weights and a
+    // constant sub-graph to fold: every kind of allocation compile() and a session make.
+    graph_builder b("alloc");
+    const auto x = b.input("x", dtype::float32, {1, 3, 8, 8});
+    const auto w = b.constant("W", ember::test::random_f32({4, 3, 3, 3}, 1));
+    const auto conv = b.node("Conv", {x, w, b.constant("B", ember::test::random_f32({4}, 2))},
+                             {ember::attribute::of("pads", std::vector<std::int64_t>{1, 1, 1, 1})}, "conv");
+    const auto pooled = b.node("Flatten", {b.node("GlobalAveragePool", {b.node("Relu", {conv}, {}, "relu")}, {}, "gap")}, {}, "flat");
+    const auto k = b.node("Mul", {b.constant("k0", ember::test::random_f32({4, 5}, 3)), b.constant<float>("two", {1}, {2.0f})}, {}, "fold");
+    b.output(b.node("Gemm", {pooled, k}, {}, "fc"), "y");
+    const ember::graph g = *std::move(b).build();
+
+    failing_heap heap;
+    long total = -1;
+    for (long n = 0; total < 0 && n < 10000; ++n) {
+        heap.fail_at = n;
+        heap.calls = 0;
+        ember::compile_options options;
+        options.alloc = heap.as_allocator();
+        options.max_threads = 1;
+        {
+            auto p = ember::compile(g, options);
+            if (!p) {
+                CAPTURE(n);
+                CHECK(p.error().code == status::out_of_memory);
+                CHECK_FALSE(p.error().message.empty());
+            } else {
+                ember::session s(*p);
+                if (s.state() != status::ok) {
+                    CAPTURE(n);
+                    CHECK(s.state() == status::out_of_memory);
+                    CHECK(s.run() == status::invalid_argument);
+                } else {
+                    CHECK(s.run() == status::ok);
+                    total = n;  // every allocation succeeded
+                }
+            }
+        }
+        CHECK(heap.live == 0);
+    }
+    // compile() allocates the packed weights and folded constants, the session its arena:
+    // each allocation was failed once above
+    MESSAGE("allocations by compile() and the session: " << total);
+    CHECK(total >= 3);
+}
+
 TEST_CASE("compile: values and arenas past compile_options' limits give out_of_memory naming them") {
     // A ConstantOfShape asking for 2^40 floats: folding it would take 4 TiB.
     graph_builder b("huge");

@@ -7,6 +7,7 @@
 #include <ember/ember.hpp>
 
 #include "support/check.hpp"
+#include "support/counting_allocator.hpp"
 
 using ember::dtype;
 using ember::graph_builder;
@@ -223,30 +224,6 @@ TEST_CASE("compile: a failing allocator gives out_of_memory, not a crash") {
     CHECK(p.error().code == status::out_of_memory);
 }
 
-namespace {
-// An allocator that fails its n-th call (0-based) and every call after it, and counts what is
-// still allocated: the test below fails it at each allocation compile() and a session make.
-struct failing_heap {
-    long fail_at = -1;  // -1: never
-    long calls = 0;
-    long live = 0;
-    ember::allocator as_allocator() {
-        return {this,
-                [](void* ctx, std::size_t bytes, std::size_t alignment) noexcept -> void* {
-                    auto& h = *static_cast<failing_heap*>(ctx);
-                    if (h.fail_at >= 0 && h.calls++ >= h.fail_at) return nullptr;
-                    void* p = ember::detail::default_alloc(nullptr, bytes, alignment);
-                    if (p) ++h.live;
-                    return p;
-                },
-                [](void* ctx, void* p, std::size_t bytes, std::size_t alignment) noexcept {
-                    --static_cast<failing_heap*>(ctx)->live;
-                    ember::detail::default_free(nullptr, p, bytes, alignment);
-                }};
-    }
-};
-} // namespace
-
 TEST_CASE("compile and session: an allocator failing at any one of its calls gives out_of_memory, never a crash or a leak") {
     // Conv (weights packed at compile) + ReLU, a pooled Gemm with constant weights and a
     // constant sub-graph to fold: every kind of allocation compile() and a session make.
@@ -260,13 +237,12 @@ TEST_CASE("compile and session: an allocator failing at any one of its calls giv
     b.output(b.node("Gemm", {pooled, k}, {}, "fc"), "y");
     const ember::graph g = *std::move(b).build();
 
-    failing_heap heap;
-    long total = -1;
-    for (long n = 0; total < 0 && n < 10000; ++n) {
-        heap.fail_at = n;
-        heap.calls = 0;
+    int total = -1;
+    for (int n = 0; total < 0 && n < 10000; ++n) {
+        ember::test::counting_allocator heap;
+        heap.fail_after = n;
         ember::compile_options options;
-        options.alloc = heap.as_allocator();
+        options.alloc = heap.get();
         options.max_threads = 1;
         {
             auto p = ember::compile(g, options);
@@ -286,7 +262,7 @@ TEST_CASE("compile and session: an allocator failing at any one of its calls giv
                 }
             }
         }
-        CHECK(heap.live == 0);
+        CHECK(heap.allocs == heap.frees);  // nothing leaked
     }
     // compile() allocates the packed weights and folded constants, the session its arena:
     // each allocation was failed once above

@@ -56,6 +56,7 @@ BENCHMARK_CAPTURE(BM_conv_f32, r50_64x56x56_3x3_64, conv_shape{1, 64, 56, 56, 64
 BENCHMARK_CAPTURE(BM_conv_f32, r50_256x56x56_1x1_64, conv_shape{1, 256, 56, 56, 64, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_conv_f32, r50_64x56x56_1x1_256, conv_shape{1, 64, 56, 56, 256, 1})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_conv_f32, r50_128x28x28_3x3_128, conv_shape{1, 128, 28, 28, 128, 3})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_conv_f32, r50_256x14x14_3x3_256, conv_shape{1, 256, 14, 14, 256, 3})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_conv_f32, r50_512x7x7_3x3_512, conv_shape{1, 512, 7, 7, 512, 3})->Unit(benchmark::kMillisecond);
 // MobileNetV2: depthwise 3x3 at four sizes and stride 2, and a 1x1 projection; EfficientNet-B0's
 // depthwise 5x5 stride 2.

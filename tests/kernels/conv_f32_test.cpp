@@ -149,3 +149,81 @@ TEST_CASE("max_pool: every kernel table gives the reference kernel's values") {
         ++seed;
     }
 }
+
+namespace {
+
+struct winograd_case {
+    std::int64_t n, c, h, w, m, pad;
+    bool bias, residual_relu;  // residual_relu: Conv -> Add(r) -> Relu, which fuses into FusedConv
+};
+
+struct winograd_run {
+    std::string isa;
+    bool winograd = true;
+    std::size_t threads = 1;
+};
+
+std::vector<float> run_winograd_case(const winograd_case& wc, const winograd_run& how, std::uint32_t seed) {
+    const std::int64_t oh = wc.h + 2 * wc.pad - 2, ow = wc.w + 2 * wc.pad - 2;
+    ember::graph_builder b("winograd");
+    const auto x = b.input("x", ember::dtype::float32, {wc.n, wc.c, wc.h, wc.w});
+    std::vector<ember::value_id> ins{x, b.constant("w", ember::test::random_f32({wc.m, wc.c, 3, 3}, seed + 1))};
+    if (wc.bias) ins.push_back(b.constant("b", ember::test::random_f32({wc.m}, seed + 2)));
+    const std::vector<ember::attribute> attrs{ember::attribute::of("pads", std::vector<std::int64_t>{wc.pad, wc.pad, wc.pad, wc.pad})};
+    ember::value_id y = b.node("Conv", ins, attrs);
+    const ember::tensor rt = ember::test::random_f32({wc.n, wc.m, oh, ow}, seed + 3);
+    if (wc.residual_relu) y = b.node("Relu", {b.node("Add", {y, b.input("r", ember::dtype::float32, {wc.n, wc.m, oh, ow})})});
+    b.output(y, "y");
+    auto g = std::move(b).build();
+    REQUIRE(g);
+    ember::compile_options options;
+    options.isa = how.isa;
+    options.winograd = how.winograd;
+    options.max_threads = how.threads;
+    auto p = ember::compile(*g, options);
+    REQUIRE_MESSAGE(p, p.error().message);
+    ember::thread_pool pool(how.threads);
+    const ember::executor ex = pool.as_executor();
+    ember::session s(*p, how.threads > 1 ? &ex : nullptr);
+    const ember::tensor xt = ember::test::random_f32({wc.n, wc.c, wc.h, wc.w}, seed);
+    REQUIRE(s.bind_input(0, xt.bytes(), xt.size_bytes()) == ember::status::ok);
+    if (wc.residual_relu) REQUIRE(s.bind_input(1, rt.bytes(), rt.size_bytes()) == ember::status::ok);
+    REQUIRE(s.run() == ember::status::ok);
+    const auto out = s.output<float>(0);
+    return std::vector<float>(out.data(), out.data() + out.size());
+}
+
+} // namespace
+
+// Shapes that take the Winograd path on every table (ops/conv.hpp use_winograd: 3x3, stride 1,
+// enough channels and tiles): outputs that are not whole 4x4 tiles, padding 0 to 2, batch 2,
+// more input channels than one GEMM depth block (KC = 256: two blocks of the packed V), the fused
+// residual and activation. The Winograd path's sums round differently from the direct ones, so
+// its results must differ from compile_options::winograd = false in some bits (which proves the
+// path ran) while staying within a tolerance of the reference; they must be the same bits on
+// 1, 2 and 3 threads.
+TEST_CASE("conv: Winograd F(4x4, 3x3) on every kernel table matches the reference kernel, for any thread count") {
+    const winograd_case cases[] = {
+        {1, 16, 17, 17, 24, 1, true, false}, {2, 8, 20, 13, 8, 1, true, false},   {1, 32, 30, 30, 16, 0, false, false},
+        {1, 9, 26, 31, 10, 2, true, true},   {1, 300, 22, 22, 40, 1, true, false}, {1, 64, 28, 28, 64, 1, true, true},
+    };
+    std::uint32_t seed = 101;
+    for (const winograd_case& wc : cases) {
+        CAPTURE(seed);
+        const std::vector<float> expected = run_winograd_case(wc, {"reference"}, seed);
+        for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
+            const std::string isa(t->name);
+            CAPTURE(isa);
+            const std::vector<float> actual = run_winograd_case(wc, {isa}, seed);
+            const std::vector<float> direct = run_winograd_case(wc, {isa, false}, seed);
+            CHECK(actual != direct);
+            // the error grows with the depth (C * 9 terms) and with the transforms (entries up to 8): 2.5x
+            // the direct test's bound; errors seen here are 10-20x under it, a coefficient off by 1e-4 fails
+            const float tol = 5e-5f * std::sqrt(static_cast<float>(wc.c * 9));
+            ember::test::check_close(actual, expected, tol, tol);
+            CHECK(run_winograd_case(wc, {isa, true, 2}, seed) == actual);
+            CHECK(run_winograd_case(wc, {isa, true, 3}, seed) == actual);
+        }
+        seed += 10;
+    }
+}

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/kernels/winograd_f32.hpp"
 #include "ember/ops/fast_gemm.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/window.hpp"
@@ -116,6 +117,8 @@ struct conv {
         bool depthwise = false;    // one input and one output channel per group: dwconv_f32
         kernels::dwconv_f32_problem depthwise_geometry;
         std::int64_t slots = 1;
+        bool winograd = false;  // 3x3, stride 1: kernels/winograd_f32.hpp, packed_w holds the 36 transformed matrices
+        kernels::winograd_f32_problem winograd_geometry;
     };
 
     /// Whether the fast path runs a convolution of geometry g (from plan()): float32 with 1 or 2
@@ -147,14 +150,53 @@ struct conv {
             f->pointwise = G.kernel_size() == 1 && G.stride[1] == 1 && G.stride[2] == 1 && G.pad_begin[1] == 0 && G.pad_begin[2] == 0 &&
                            G.pad_end[1] == 0 && G.pad_end[2] == 0;
             f->slots = static_cast<std::int64_t>(k->slots);
+            f->winograd = use_winograd(g, ctx, *k);
+            if (f->winograd) {
+                kernels::winograd_f32_problem& w = f->winograd_geometry;
+                w.channels = g.in_channels;
+                w.out_channels = g.out_channels;
+                w.in_h = G.in[1];
+                w.in_w = G.in[2];
+                w.out_h = G.out[1];
+                w.out_w = G.out[2];
+                w.pad_h = G.pad_begin[1];
+                w.pad_w = G.pad_begin[2];
+            }
         }
         return true;
+    }
+
+    /// Whether a convolution runs as Winograd F(4x4, 3x3): a 3x3 kernel, stride 1, no dilation, one
+    /// group, constant weights, enough channels to pay for the transforms, and fewer multiplications
+    /// than the direct GEMM by at least 1.5x once the tiles are rounded up to the GEMM's column tile
+    /// (a 7x7 output has 4 tiles, which one 16- or 32-column tile computes at a fraction of its rate),
+    /// and a workspace under 32 MiB. compile_options::winograd (or EMBER_WINOGRAD=0) turns it off.
+    static bool use_winograd(const args& g, const infer_context& ctx, const kernel_context& k) noexcept {
+        const window_geometry& G = g.geo;
+        if (!k.winograd || g.geo.rank != 2 || g.group != 1 || G.kernel[1] != 3 || G.kernel[2] != 3 || G.stride[1] != 1 || G.stride[2] != 1 ||
+            G.dilation[1] != 1 || G.dilation[2] != 1 || ctx.input_constant(1) == nullptr)
+            return false;
+        if (g.in_channels < 8 || g.out_channels < 8) return false;
+        const std::int64_t nr = k.table->packed_b_floats(1, 1);
+        const std::int64_t tiles = kernels::winograd_tiles(G.out[1], G.out[2]);
+        const std::int64_t winograd_macs = 36 * ((tiles + nr - 1) / nr * nr);
+        const std::int64_t direct_macs = 9 * ((G.out[1] * G.out[2] + nr - 1) / nr * nr);
+        if (2 * direct_macs < 3 * winograd_macs) return false;
+        const std::int64_t floats = k.table->winograd_workspace_floats(g.in_channels, g.out_channels, G.out[1], G.out[2],
+                                                                       static_cast<std::int64_t>(k.slots));
+        return floats <= (std::int64_t{32} << 20) / static_cast<std::int64_t>(sizeof(float));
     }
 
     static std::size_t fast_workspace(const args& g, const infer_context& ctx) noexcept {
         fast_args f;
         if (!fast_plan(g, ctx, &f)) return 0;
         if (f.depthwise) return plane_workspace(*ctx.kernels(), f.depthwise_geometry);
+        if (f.winograd) {
+            const kernels::winograd_f32_problem& w = f.winograd_geometry;
+            return static_cast<std::size_t>(
+                       ctx.kernels()->table->winograd_workspace_floats(w.channels, w.out_channels, w.out_h, w.out_w, f.slots)) *
+                   sizeof(float);
+        }
         return fast_gemm_workspace(*ctx.kernels(), ctx.input_constant(1) == nullptr, true);
     }
 
@@ -175,6 +217,52 @@ struct conv {
         d.residual = post.residual;
         d.act = post.act;
         f.table->dwconv_f32(d, ctx.at<float>(f.workspace), f.slots, ctx.exec);
+    }
+
+    static void winograd_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        kernels::winograd_f32_problem w = f.winograd_geometry;
+        w.packed_u = f.packed_w;
+        const std::int64_t in_image = w.channels * w.in_h * w.in_w, out_image = w.out_channels * w.out_h * w.out_w;
+        const kernels::gemm_epilogue post = resolve_epilogue(f.post, ctx, 0, 0);
+        for (std::int64_t n = 0; n < f.batch; ++n) {
+            w.x = ctx.at<const float>(f.x) + n * in_image;
+            w.y = ctx.at<float>(f.y) + n * out_image;
+            w.post = post;
+            if (post.residual) w.post.residual = post.residual + n * out_image;
+            f.table->winograd_f32(w, ctx.at<float>(f.workspace), f.slots, ctx.exec);
+        }
+    }
+
+    /// The 36 transformed weight matrices U_xi = (G g G^T)[xi] of Winograd F(4x4, 3x3), each
+    /// [M, C] and packed for the GEMM, into one plan-owned buffer (transformed in double).
+    static const float* pack_winograd_weights(bind_context& ctx, const float* w, std::int64_t M, std::int64_t C) {
+        static constexpr double G[6][3] = {{1.0 / 4, 0, 0},
+                                           {-1.0 / 6, -1.0 / 6, -1.0 / 6},
+                                           {-1.0 / 6, 1.0 / 6, -1.0 / 6},
+                                           {1.0 / 24, 1.0 / 12, 1.0 / 6},
+                                           {1.0 / 24, -1.0 / 12, 1.0 / 6},
+                                           {0, 0, 1}};
+        const kernel_context& k = *ctx.kernels();
+        aligned_buffer transformed;  // [M][C][36]: U_xi is the strided matrix at xi, rows C * 36 apart
+        if (!transformed.allocate(static_cast<std::size_t>(36 * M * C) * sizeof(float), k.alloc, false)) {
+            ctx.fail(status::out_of_memory, "allocator returned null for {} bytes of Winograd weights", 36 * M * C * sizeof(float));
+            return nullptr;  // (packed_buffer below says so itself)
+        }
+        float* u = reinterpret_cast<float*>(transformed.data());
+        for (std::int64_t mc = 0; mc < M * C; ++mc) {
+            const float* g = w + mc * 9;
+            double gt[6][3];  // G g
+            for (int i = 0; i < 6; ++i)
+                for (int j = 0; j < 3; ++j) gt[i][j] = G[i][0] * g[j] + G[i][1] * g[3 + j] + G[i][2] * g[6 + j];
+            for (int i = 0; i < 6; ++i)
+                for (int j = 0; j < 6; ++j) u[mc * 36 + i * 6 + j] = static_cast<float>(gt[i][0] * G[j][0] + gt[i][1] * G[j][1] + gt[i][2] * G[j][2]);
+        }
+        float* packed = ctx.packed_buffer(static_cast<std::size_t>(36 * kernels::packed_a_floats(M, C)));
+        if (!packed) return nullptr;
+        for (std::int64_t xi = 0; xi < 36; ++xi)
+            k.table->pack_gemm_a(kernels::strided_matrix{u + xi, C * 36, 36}, M, C, packed + xi * kernels::packed_a_floats(M, C));
+        return packed;
     }
 
     static void fast_kernel(const void* p, const run_context& ctx) noexcept {
@@ -233,6 +321,13 @@ struct conv {
             return status::ok;
         }
         const float* w = weights->data<float>();
+        if (f.winograd) {
+            f.packed_w = pack_winograd_weights(ctx, w, f.out_per_group, f.in_channels);
+            if (!f.packed_w) return status::out_of_memory;
+            ctx.emit(&winograd_kernel, f);
+            bound = true;
+            return status::ok;
+        }
         const std::int64_t depth = f.in_channels * f.src.kh * f.src.kw;
         float* packed = ctx.packed_buffer(static_cast<std::size_t>(kernels::packed_a_floats(f.out_per_group, depth) * f.group));
         if (!packed) return status::out_of_memory;

@@ -179,6 +179,7 @@ struct value_state {
 struct kernel_context {
     const simd::kernel_table* table = nullptr;
     std::size_t slots = 1;
+    bool winograd = true;  ///< compile_options::winograd
     std::vector<aligned_buffer>* packed = nullptr;  ///< owned by the plan
     allocator alloc = default_allocator();
 };

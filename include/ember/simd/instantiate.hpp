@@ -20,6 +20,7 @@
 #include "ember/kernels/dwconv_f32.hpp"
 #include "ember/kernels/elementwise_f32.hpp"
 #include "ember/kernels/gemm_f32.hpp"
+#include "ember/kernels/winograd_f32.hpp"
 #include "ember/simd/kernel_table.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -36,6 +37,8 @@ const kernel_table& kernel_table_for() noexcept {
         &kernels::gemm_f32<Arch>,
         &kernels::dwconv_f32<Arch>,
         &kernels::maxpool_f32<Arch>,
+        &kernels::winograd_workspace_floats<Arch>,
+        &kernels::winograd_f32<Arch>,
         &kernels::binary_row_f32<Arch>,
         &kernels::activation_f32<Arch>,
         &kernels::row_mean_f32<Arch>,

@@ -23,6 +23,7 @@
 #include "ember/kernels/dwconv_f32.hpp"
 #include "ember/kernels/elementwise_f32.hpp"
 #include "ember/kernels/gemm_f32.hpp"
+#include "ember/kernels/winograd_f32.hpp"
 #include "ember/simd/arch.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -39,6 +40,10 @@ struct kernel_table {
     // depthwise convolution (kernels/dwconv_f32.hpp)
     void (*dwconv_f32)(const kernels::dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
     void (*maxpool_f32)(const kernels::dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
+    // Winograd F(4x4, 3x3) convolution (kernels/winograd_f32.hpp)
+    std::int64_t (*winograd_workspace_floats)(std::int64_t channels, std::int64_t out_channels, std::int64_t out_h, std::int64_t out_w,
+                                              std::int64_t slots) noexcept = nullptr;
+    void (*winograd_f32)(const kernels::winograd_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
     // element-wise, reductions, softmax (kernels/elementwise_f32.hpp)
     void (*binary_row_f32)(kernels::binary_kind op, const float* a, std::int64_t sa, const float* b, std::int64_t sb, float* y,
                            std::int64_t n) noexcept = nullptr;

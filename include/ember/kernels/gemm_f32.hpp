@@ -372,7 +372,15 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
     constexpr int MR = BL::mr, NR = BL::nr, NV = gemm_tile<Arch>::nv;
     constexpr std::int64_t KC = BL::kc, MC = BL::mc, NC = BL::nc;
     if (pr.m <= 0 || pr.n <= 0) return;
-    const std::int64_t n_blocks = (pr.n + NC - 1) / NC;
+    // Column blocks of up to NC, as many as a multiple of the slots where there are several (7
+    // blocks of a 56x56 conv's 3136 columns on 2 slots would leave one slot a block to itself);
+    // column blocking never changes the order of any sum.
+    std::int64_t n_blocks = (pr.n + NC - 1) / NC, col_block = NC;
+    if (slots > 1 && n_blocks > 1 && n_blocks % slots != 0) {
+        const std::int64_t want = (n_blocks + slots - 1) / slots * slots;
+        col_block = ((pr.n + want - 1) / want + NR - 1) / NR * NR;
+        n_blocks = (pr.n + col_block - 1) / col_block;
+    }
     // Rows per block: MC when A is packed here (its workspace holds MC rows); with A pre-packed,
     // as many as keep every slot busy, up to MC_MAX, so that each B panel (packed per block) is
     // packed fewer times. The blocking never changes the order of any sum.
@@ -399,8 +407,8 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
             float* ws_a = ws_floats == 0 ? workspace : workspace + slot * ws_floats;
             float* ws_b = ws_a + (runtime_a ? MC * KC : 0);
             for (std::int64_t blk = slot; blk < blocks; blk += slots) {
-                const std::int64_t i0 = (blk / n_blocks) * row_block, j0 = (blk % n_blocks) * NC;
-                const std::int64_t mc = pr.m - i0 < row_block ? pr.m - i0 : row_block, nc = pr.n - j0 < NC ? pr.n - j0 : NC;
+                const std::int64_t i0 = (blk / n_blocks) * row_block, j0 = (blk % n_blocks) * col_block;
+                const std::int64_t mc = pr.m - i0 < row_block ? pr.m - i0 : row_block, nc = pr.n - j0 < col_block ? pr.n - j0 : col_block;
                 // k == 0 still makes one pass: C is then the epilogue of zero
                 const std::int64_t k_steps = pr.k == 0 ? 1 : (pr.k + KC - 1) / KC;
                 for (std::int64_t step = 0; step < k_steps; ++step) {

@@ -18,6 +18,10 @@
 //   3. output transform: per output channel, vectors of tiles of M to 16 values each (+ bias),
 //      scattered into the output plane; residual and activation then run over the plane.
 //
+// On several slots each takes a share of the GEMM's column panels (tiles) through steps 1-3, so
+// that its part of V and M stays in its own core's cache; with fewer panels than slots, the
+// steps run in turn, split by input channel, by GEMM and by output channel.
+//
 // The sums are in a fixed order whatever the number of slots (each step splits only whole
 // channels, gemm_f32 is bit-identical for any slot count), so results do not depend on threads.
 // Everything here is templated on Arch (STYLE.md 4.7).
@@ -30,6 +34,7 @@
 
 #include "ember/config.hpp"
 #include "ember/kernels/activation.hpp"
+#include "ember/kernels/copy.hpp"
 #include "ember/kernels/gemm_f32.hpp"
 #include "ember/runtime/executor.hpp"
 
@@ -100,21 +105,23 @@ constexpr std::int64_t scratch_floats(std::int64_t out_h, std::int64_t out_w) no
     return 36 * gather_stride<Arch>(winograd_tile_stride<Arch>(tiles_h * tiles_w)) + (4 * tiles_h + 2) * 4 * (tiles_w + 1) + 16;
 }
 
-// Channel c's 6x6 input tiles into d[(r * 6 + s) * ds + t] (ds = gather_stride), zeros in the
-// padding and past the last tile. Tap (r, s) of the tiles in tile row ti is every fourth float of
-// one input row, from column s - pad_w: the plane is first split into its four column phases,
-// once (ph[(row * 4 + q) * (tiles_w + 1) + j] = x[row - pad_h][4 j + q - pad_w], zero outside),
-// and each tap of a tile row is then a copy of whole vectors: the part past the tile row's end
-// lands where the next tile row (or the zeros past the last tile) is written after it.
+// Channel c's 6x6 input tiles t0 <= t < t1 into d[(r * 6 + s) * ds + t - t0] (ds =
+// gather_stride(ts), ts: the columns of the slot's matrices), zeros in the padding and in the
+// columns past t1. Tap (r, s) of the tiles in tile row ti is every fourth float of one input
+// row, from column s - pad_w: the rows the tiles need are first split into their four column
+// phases (ph[(row * 4 + q) * (tiles_w + 1) + j] = x[row - pad_h][4 j + q - pad_w], zero
+// outside), and each tap of a tile row is then a copy of whole vectors: the part past the tile
+// row's end lands where the next tile row (or the zeros past t1) is written after it.
 template <class Arch>
-void gather_tiles(const winograd_f32_problem& p, const float* plane, std::int64_t tiles_w, std::int64_t tiles, std::int64_t ts, float* d,
-                  float* ph) noexcept {
+void gather_tiles(const winograd_f32_problem& p, const float* plane, std::int64_t tiles_w, std::int64_t t0, std::int64_t t1, std::int64_t ts,
+                  float* d, float* ph) noexcept {
     using B = xsimd::batch<float, Arch>;
     constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
-    const std::int64_t tiles_h = tiles / tiles_w, pw = tiles_w + 1, rows = 4 * tiles_h + 2, ds = gather_stride<Arch>(ts);
-    for (std::int64_t row = 0; row < rows; ++row) {
+    const std::int64_t pw = tiles_w + 1, ds = gather_stride<Arch>(ts);
+    const std::int64_t ti_first = t0 / tiles_w, ti_last = (t1 - 1) / tiles_w, row0 = 4 * ti_first;
+    for (std::int64_t row = row0; row < 4 * ti_last + 6; ++row) {
         const std::int64_t ih = row - p.pad_h;
-        float* out = ph + row * 4 * pw;
+        float* out = ph + (row - row0) * 4 * pw;
         if (ih < 0 || ih >= p.in_h) {
             fill_floats<Arch>(out, 0.0f, 4 * pw);
             continue;
@@ -144,15 +151,18 @@ void gather_tiles(const winograd_f32_problem& p, const float* plane, std::int64_
         for (std::int64_t j = 0; j < j_lo; ++j) edge(j);
         for (std::int64_t j = j_hi; j < pw; ++j) edge(j);
     }
-    const std::int64_t vectors = (tiles_w + W - 1) / W;
-    for (std::int64_t ti = 0; ti < tiles_h; ++ti)
+    for (std::int64_t ti = ti_first; ti <= ti_last; ++ti) {
+        const std::int64_t first = ti * tiles_w;
+        const std::int64_t a = (t0 > first ? t0 : first) - first, b = (t1 < first + tiles_w ? t1 : first + tiles_w) - first;
+        const std::int64_t vectors = (b - a + W - 1) / W;
         for (std::int64_t r = 0; r < 6; ++r)
             for (std::int64_t s = 0; s < 6; ++s) {
-                const float* from = ph + ((4 * ti + r) * 4 + s % 4) * pw + s / 4;
-                float* to = d + (r * 6 + s) * ds + ti * tiles_w;
+                const float* from = ph + ((4 * (ti - ti_first) + r) * 4 + s % 4) * pw + s / 4 + a;
+                float* to = d + (r * 6 + s) * ds + first + a - t0;
                 for (std::int64_t v = 0; v < vectors; ++v) B::load_unaligned(from + v * W).store_unaligned(to + v * W);
             }
-    for (std::int64_t e = 0; e < 36; ++e) fill_floats<Arch>(d + e * ds + tiles, 0.0f, ts - tiles);
+    }
+    for (std::int64_t e = 0; e < 36; ++e) fill_floats<Arch>(d + e * ds + (t1 - t0), 0.0f, ts - (t1 - t0));
 }
 
 // The gathered tiles of one channel (d) to that channel's row of each V_xi (at v + xi * v_stride),
@@ -182,10 +192,11 @@ void transform_input(const float* d, std::int64_t ds, std::int64_t ts, std::int6
     }
 }
 
-// Output channel k: its 36 rows of M (m + xi * m_stride) to the output plane, plus bias.
+// Output channel k, tiles t0 <= t < t1: its 36 rows of M (m + xi * m_stride, from column t0;
+// ts columns, a whole number of vectors) to the output plane, plus bias; o: 16 rows of ts.
 template <class Arch>
 void transform_output(const winograd_f32_problem& p, const float* m, std::int64_t m_stride, float bias, std::int64_t tiles_w,
-                      std::int64_t ts, float* o, float* plane) noexcept {
+                      std::int64_t t0, std::int64_t t1, std::int64_t ts, float* o, float* plane) noexcept {
     using B = xsimd::batch<float, Arch>;
     constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
     const B vbias(bias);
@@ -203,22 +214,27 @@ void transform_output(const winograd_f32_problem& p, const float* m, std::int64_
             for (int s = 0; s < 4; ++s) (out[s] + vbias).store_unaligned(o + (r * 4 + s) * ts + t);
         }
     }
-    // each output row interleaves four rows of o: whole tiles first, then the cut last one
+    // each output row interleaves four rows of o: whole tiles first, then a cut last one
     const std::int64_t full_w = p.out_w / 4;
-    for (std::int64_t oh = 0; oh < p.out_h; ++oh) {
-        const std::int64_t t0 = (oh / 4) * tiles_w, r = oh % 4;
-        const float* o0 = o + (r * 4) * ts + t0;
-        const float* o1 = o0 + ts;
-        const float* o2 = o1 + ts;
-        const float* o3 = o2 + ts;
-        float* out = plane + oh * p.out_w;
-        for (std::int64_t tj = 0; tj < full_w; ++tj) {
-            out[4 * tj] = o0[tj];
-            out[4 * tj + 1] = o1[tj];
-            out[4 * tj + 2] = o2[tj];
-            out[4 * tj + 3] = o3[tj];
+    for (std::int64_t ti = t0 / tiles_w; ti <= (t1 - 1) / tiles_w; ++ti) {
+        const std::int64_t first = ti * tiles_w;
+        const std::int64_t a = (t0 > first ? t0 : first) - first, b = (t1 < first + tiles_w ? t1 : first + tiles_w) - first;
+        const std::int64_t b_full = b < full_w ? b : full_w;
+        for (std::int64_t r = 0; r < 4 && 4 * ti + r < p.out_h; ++r) {
+            const float* o0 = o + (r * 4) * ts + first - t0;
+            const float* o1 = o0 + ts;
+            const float* o2 = o1 + ts;
+            const float* o3 = o2 + ts;
+            float* out = plane + (4 * ti + r) * p.out_w;
+            for (std::int64_t tj = a; tj < b_full; ++tj) {
+                out[4 * tj] = o0[tj];
+                out[4 * tj + 1] = o1[tj];
+                out[4 * tj + 2] = o2[tj];
+                out[4 * tj + 3] = o3[tj];
+            }
+            for (std::int64_t tj = a > b_full ? a : b_full; tj < b; ++tj)
+                for (std::int64_t q = 0; q < 4 && 4 * tj + q < p.out_w; ++q) out[4 * tj + q] = o0[q * ts + tj];
         }
-        for (std::int64_t ow = full_w * 4; ow < p.out_w; ++ow) out[ow] = o0[(ow % 4) * ts + full_w];
     }
 }
 
@@ -278,43 +294,78 @@ void winograd_f32(const winograd_f32_problem& p, float* workspace, std::int64_t 
             for (std::size_t s = b; s < e; ++s) body(static_cast<std::int64_t>(s));
         });
     };
-    // 1. input transform, channels split over the slots
-    over_slots([&](std::int64_t slot) noexcept {
-        std::int64_t c0, c1;
-        wd::share(C, slots, slot, c0, c1);
-        float* d = scratch + slot * wd::scratch_floats<Arch>(p.out_h, p.out_w);
+    constexpr std::int64_t NR = gemm_blocking<Arch>::nr;
+    const std::int64_t panels = ts / NR, slot_scratch = wd::scratch_floats<Arch>(p.out_h, p.out_w);
+    // tiles [t0, t1) (whole GEMM column panels from t0; ts_s columns) through the three steps
+    auto input = [&](std::int64_t c0, std::int64_t c1, std::int64_t t0, std::int64_t t1, std::int64_t ts_s, float* d) noexcept {
         for (std::int64_t c = c0; c < c1; ++c) {
-            wd::gather_tiles<Arch>(p, p.x + c * p.in_h * p.in_w, tiles_w, tiles, ts, d, d + 36 * wd::gather_stride<Arch>(ts));
-            wd::transform_input<Arch>(d, wd::gather_stride<Arch>(ts), ts, c, C, v, v_stride);
+            wd::gather_tiles<Arch>(p, p.x + c * p.in_h * p.in_w, tiles_w, t0, t1, ts_s, d, d + 36 * wd::gather_stride<Arch>(ts_s));
+            wd::transform_input<Arch>(d, wd::gather_stride<Arch>(ts_s), ts_s, c, C, v + C * t0, v_stride);
         }
-    });
-    // 2. the 36 GEMMs (with C == 0, gemm_f32 writes zeros)
-    for (std::int64_t xi = 0; xi < 36; ++xi) {
-        gemm_f32_problem pr;
-        pr.m = K;
-        pr.n = tiles;
-        pr.k = C;
-        pr.packed_a = p.packed_u + xi * packed_a_floats(K, C);
-        pr.packed_b = v + xi * v_stride;
-        pr.c = m + xi * m_stride;
-        pr.ldc = ts;
-        gemm_f32<Arch>(pr, nullptr, slots, ex);  // both operands packed: no workspace
-    }
-    // 3. output transform and epilogue, output channels split over the slots
-    const std::int64_t plane_size = p.out_h * p.out_w;
-    visit_activation(p.post.act, [&](auto act) noexcept {
+    };
+    auto gemms = [&](std::int64_t x0, std::int64_t x1, std::int64_t t0, std::int64_t t1) noexcept {
+        for (std::int64_t xi = x0; xi < x1; ++xi) {
+            gemm_f32_problem pr;
+            pr.m = K;
+            pr.n = t1 - t0;
+            pr.k = C;
+            pr.packed_a = p.packed_u + xi * packed_a_floats(K, C);
+            pr.packed_b = v + xi * v_stride + C * t0;
+            pr.c = m + xi * m_stride + t0;
+            pr.ldc = ts;
+            gemm_f32<Arch>(pr, nullptr, 1, nullptr);  // both operands packed: no workspace; C == 0 writes zeros
+        }
+    };
+    auto output = [&](std::int64_t k0, std::int64_t k1, std::int64_t t0, std::int64_t t1, std::int64_t ts_s, float* o) noexcept {
+        for (std::int64_t k = k0; k < k1; ++k)
+            wd::transform_output<Arch>(p, m + k * ts + t0, m_stride, p.post.bias ? p.post.bias[k] : 0.0f, tiles_w, t0, t1, ts_s, o,
+                                       p.y + k * p.out_h * p.out_w);
+    };
+    if (panels >= slots) {
+        // each slot takes whole column panels through all three steps: its V and M stay in its
+        // own cache, and one wake-up does it all (one slot: all of them). Its V is a packed
+        // (C x ts_s) matrix of its own at column t0.
+        over_slots([&](std::int64_t slot) noexcept {
+            std::int64_t p0, p1;
+            wd::share(panels, slots, slot, p0, p1);
+            if (p0 == p1) return;
+            const std::int64_t t0 = p0 * NR, t1 = p1 * NR < tiles ? p1 * NR : tiles, ts_s = (p1 - p0) * NR;
+            float* d = scratch + slot * slot_scratch;
+            input(0, C, t0, t1, ts_s, d);
+            gemms(0, 36, t0, t1);
+            output(0, K, t0, t1, ts_s, d);
+        });
+    } else {
+        // fewer panels than slots (a 14x14 output is 16 tiles): the steps in turn, split by input
+        // channel, by GEMM, by output channel
+        over_slots([&](std::int64_t slot) noexcept {
+            std::int64_t c0, c1;
+            wd::share(C, slots, slot, c0, c1);
+            input(c0, c1, 0, tiles, ts, scratch + slot * slot_scratch);
+        });
+        over_slots([&](std::int64_t slot) noexcept {
+            std::int64_t x0, x1;
+            wd::share(36, slots, slot, x0, x1);
+            gemms(x0, x1, 0, tiles);
+        });
         over_slots([&](std::int64_t slot) noexcept {
             std::int64_t k0, k1;
             wd::share(K, slots, slot, k0, k1);
-            float* o = scratch + slot * wd::scratch_floats<Arch>(p.out_h, p.out_w);
-            for (std::int64_t k = k0; k < k1; ++k) {
-                float* plane = p.y + k * plane_size;
-                wd::transform_output<Arch>(p, m + k * ts, m_stride, p.post.bias ? p.post.bias[k] : 0.0f, tiles_w, ts, o, plane);
-                if (p.post.residual || p.post.act.kind != activation::none)
-                    wd::finish_plane<Arch>(plane, p.post.residual ? p.post.residual + k * plane_size : nullptr, plane_size, act);
-            }
+            output(k0, k1, 0, tiles, ts, scratch + slot * slot_scratch);
         });
-    });
+    }
+    // residual and activation over the finished planes, split by output channel
+    if (p.post.residual || p.post.act.kind != activation::none) {
+        const std::int64_t plane_size = p.out_h * p.out_w;
+        visit_activation(p.post.act, [&](auto act) noexcept {
+            over_slots([&](std::int64_t slot) noexcept {
+                std::int64_t k0, k1;
+                wd::share(K, slots, slot, k0, k1);
+                for (std::int64_t k = k0; k < k1; ++k)
+                    wd::finish_plane<Arch>(p.y + k * plane_size, p.post.residual ? p.post.residual + k * plane_size : nullptr, plane_size, act);
+            });
+        });
+    }
 }
 
 } // namespace kernels

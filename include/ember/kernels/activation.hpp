@@ -114,5 +114,25 @@ void visit_activation(const activation_spec& a, Visitor&& v) noexcept {
     v(identity_fn{});
 }
 
+/// y[0, n) = act(y + res) in place (res may be null), vectors then a padded last vector: the
+/// epilogue of kernels that finish a row or plane after the sums (dwconv_f32, winograd_f32).
+template <class Arch, class Act>
+void residual_activation(float* y, const float* res, std::int64_t n, const Act& act) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    std::int64_t j = 0;
+    for (; j + W <= n; j += W) {
+        B v = B::load_unaligned(y + j);
+        if (res) v += B::load_unaligned(res + j);
+        act(v).store_unaligned(y + j);
+    }
+    if (j < n) {
+        alignas(64) float tmp[64] = {};
+        for (std::int64_t t = 0; t < n - j; ++t) tmp[t] = y[j + t] + (res ? res[j + t] : 0.0f);
+        act(B::load_aligned(tmp)).store_aligned(tmp);
+        for (std::int64_t t = 0; t < n - j; ++t) y[j + t] = tmp[t];
+    }
+}
+
 } // namespace kernels
 EMBER_NAMESPACE_END

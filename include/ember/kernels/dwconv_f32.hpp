@@ -43,25 +43,6 @@ struct dwconv_f32_problem {
 
 namespace dwconv_detail {
 
-// y[0, n) = act(y + residual), vectors then a padded last vector.
-template <class Arch, class Act>
-void finish_row(float* y, const float* res, std::int64_t n, const Act& act) noexcept {
-    using B = xsimd::batch<float, Arch>;
-    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
-    std::int64_t j = 0;
-    for (; j + W <= n; j += W) {
-        B v = B::load_unaligned(y + j);
-        if (res) v += B::load_unaligned(res + j);
-        act(v).store_unaligned(y + j);
-    }
-    if (j < n) {
-        alignas(64) float tmp[64] = {};
-        for (std::int64_t t = 0; t < n - j; ++t) tmp[t] = y[j + t] + (res ? res[j + t] : 0.0f);
-        act(B::load_aligned(tmp)).store_aligned(tmp);
-        for (std::int64_t t = 0; t < n - j; ++t) y[j + t] = tmp[t];
-    }
-}
-
 // One plane of a depthwise convolution (Max = false: sum of w * x, + bias) or of a max pool
 // (Max = true: the largest x in the window; taps in the padding are skipped, and a window wholly
 // in the padding gives -inf; no weights, bias or activation).
@@ -149,7 +130,7 @@ void plane(const dwconv_f32_problem& p, std::int64_t index, const Act& act) noex
             for (std::int64_t ow = lo; ow < hi; ++ow) interior_at(ow);
         }
         for (std::int64_t ow = hi; ow < p.out_w; ++ow) border_at(ow);
-        if constexpr (!Max) finish_row<Arch>(yrow, res ? res + oh * p.out_w : nullptr, p.out_w, act);
+        if constexpr (!Max) residual_activation<Arch>(yrow, res ? res + oh * p.out_w : nullptr, p.out_w, act);
     }
 }
 
@@ -279,7 +260,7 @@ void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int6
     // out: drop the wq - out_w extra columns of each row, then act(y + residual) where there is one
     float* y = p.y + index * p.out_h * p.out_w;
     for (std::int64_t oh = 0; oh < p.out_h; ++oh) copy_floats<Arch>(flat + oh * l.wq, y + oh * p.out_w, p.out_w);
-    if (res) finish_row<Arch>(y, res, p.out_h * p.out_w, act);
+    if (res) residual_activation<Arch>(y, res, p.out_h * p.out_w, act);
 }
 
 template <class Arch, bool Max, class Act>

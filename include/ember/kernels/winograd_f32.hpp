@@ -22,8 +22,9 @@
 // that its part of V and M stays in its own core's cache; with fewer panels than slots, the
 // steps run in turn, split by input channel, by GEMM and by output channel.
 //
-// The sums are in a fixed order whatever the number of slots (each step splits only whole
-// channels, gemm_f32 is bit-identical for any slot count), so results do not depend on threads.
+// Each output value's sums run in the same order however the tiles, channels or GEMMs are split
+// (gemm_f32's order over the depth does not depend on its column blocks), so results are the same
+// bits for any number of slots.
 // Everything here is templated on Arch (STYLE.md 4.7).
 #pragma once
 
@@ -238,25 +239,6 @@ void transform_output(const winograd_f32_problem& p, const float* m, std::int64_
     }
 }
 
-// act(plane + residual) in place over n floats.
-template <class Arch, class Act>
-void finish_plane(float* plane, const float* residual, std::int64_t n, const Act& act) noexcept {
-    using B = xsimd::batch<float, Arch>;
-    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
-    std::int64_t i = 0;
-    for (; i + W <= n; i += W) {
-        B v = B::load_unaligned(plane + i);
-        if (residual) v += B::load_unaligned(residual + i);
-        act(v).store_unaligned(plane + i);
-    }
-    if (i < n) {
-        alignas(64) float tmp[64] = {};
-        for (std::int64_t t = 0; t < n - i; ++t) tmp[t] = plane[i + t] + (residual ? residual[i + t] : 0.0f);
-        act(B::load_aligned(tmp)).store_aligned(tmp);
-        for (std::int64_t t = 0; t < n - i; ++t) plane[i + t] = tmp[t];
-    }
-}
-
 // [0, count) split into `slots` fixed ranges: slot's share.
 inline void share(std::int64_t count, std::int64_t slots, std::int64_t slot, std::int64_t& begin, std::int64_t& end) noexcept {
     begin = count * slot / slots;
@@ -362,7 +344,7 @@ void winograd_f32(const winograd_f32_problem& p, float* workspace, std::int64_t 
                 std::int64_t k0, k1;
                 wd::share(K, slots, slot, k0, k1);
                 for (std::int64_t k = k0; k < k1; ++k)
-                    wd::finish_plane<Arch>(p.y + k * plane_size, p.post.residual ? p.post.residual + k * plane_size : nullptr, plane_size, act);
+                    residual_activation<Arch>(p.y + k * plane_size, p.post.residual ? p.post.residual + k * plane_size : nullptr, plane_size, act);
             });
         });
     }

@@ -15,7 +15,8 @@
 EMBER_NAMESPACE_BEGIN
 namespace simd {
 
-/// The arches the kernel tables are built for on this target, best first. x86-64: AVX-512F,
+/// The arches the kernel tables are built for on this target, best first. x86-64: AVX-512 (F, BW,
+/// DQ, VL and VNNI in a dispatch build),
 /// AVX2 with FMA, SSE2 (every x86-64 CPU has it). AArch64: NEON. The baseline of the target is
 /// last, so a binary always has a table it can run.
 template <class... Archs>
@@ -74,7 +75,25 @@ bool cpu_runs() noexcept {
         const bool fma = (one.c >> 12 & 1) != 0, avx = (one.c >> 28 & 1) != 0;
         const bool avx2 = (seven.b >> 5 & 1) != 0, avx512f = (seven.b >> 16 & 1) != 0;
         if constexpr (std::is_same_v<Arch, xsimd::fma3<xsimd::avx2>>) return ymm && avx && avx2 && fma;
-        if constexpr (std::is_same_v<Arch, xsimd::avx512f>) return zmm && avx && avx2 && fma && avx512f;
+        if constexpr (std::is_same_v<Arch, xsimd::avx512f>) {
+            // A dispatch build compiles the avx512 table with BW, DQ, VL and VNNI too (the INT8
+            // kernels' vpdpbusd): Ice Lake, Zen 4 and later; Skylake-X runs the AVX2 table.
+            // A header-only build needs what its own flags enabled.
+            bool extras = true;
+#if defined(EMBER_DISPATCH) || defined(__AVX512BW__)
+            extras = extras && (seven.b >> 30 & 1) != 0;
+#endif
+#if defined(EMBER_DISPATCH) || defined(__AVX512DQ__)
+            extras = extras && (seven.b >> 17 & 1) != 0;
+#endif
+#if defined(EMBER_DISPATCH) || defined(__AVX512VL__)
+            extras = extras && (seven.b >> 31 & 1) != 0;
+#endif
+#if defined(EMBER_DISPATCH) || defined(__AVX512VNNI__)
+            extras = extras && (seven.c >> 11 & 1) != 0;
+#endif
+            return zmm && avx && avx2 && fma && avx512f && extras;
+        }
         return false;
     }
 #else

@@ -20,15 +20,30 @@
 #include "ember/kernels/dwconv_f32.hpp"
 #include "ember/kernels/elementwise_f32.hpp"
 #include "ember/kernels/gemm_f32.hpp"
+#include "ember/kernels/gemm_u8s8.hpp"
 #include "ember/kernels/winograd_f32.hpp"
 #include "ember/simd/kernel_table.hpp"
 
 EMBER_NAMESPACE_BEGIN
 namespace simd {
 
+namespace detail {
+template <class Arch>
+constexpr kernel_table with_int8(kernel_table t) noexcept {
+    if constexpr (kernels::u8s8_dot<Arch>::available) {
+        t.int8_name = kernels::u8s8_dot<Arch>::name;
+        t.packed_u8s8_weight_bytes = &kernels::packed_u8s8_weight_bytes<Arch>;
+        t.u8s8_workspace_bytes = &kernels::u8s8_workspace_bytes<Arch>;
+        t.pack_u8s8_weights = &kernels::pack_u8s8_weights<Arch>;
+        t.gemm_u8s8 = &kernels::gemm_u8s8<Arch>;
+    }
+    return t;
+}
+} // namespace detail
+
 template <class Arch>
 const kernel_table& kernel_table_for() noexcept {
-    static constexpr kernel_table table{
+    static constexpr kernel_table table = detail::with_int8<Arch>(kernel_table{
         short_name<Arch>(),
         &kernels::packed_b_floats<Arch>,
         &kernels::gemm_workspace_floats<Arch>,
@@ -44,7 +59,8 @@ const kernel_table& kernel_table_for() noexcept {
         &kernels::row_mean_f32<Arch>,
         &kernels::softmax_rows_f32<Arch>,
         &kernels::layer_norm_rows_f32<Arch>,
-    };
+        {}, nullptr, nullptr, nullptr, nullptr,  // INT8: with_int8() fills them where Arch has a dot product
+    });
     return table;
 }
 

@@ -23,6 +23,7 @@
 #include "ember/kernels/dwconv_f32.hpp"
 #include "ember/kernels/elementwise_f32.hpp"
 #include "ember/kernels/gemm_f32.hpp"
+#include "ember/kernels/gemm_u8s8.hpp"
 #include "ember/kernels/winograd_f32.hpp"
 #include "ember/simd/arch.hpp"
 
@@ -52,6 +53,12 @@ struct kernel_table {
     void (*softmax_rows_f32)(const float* x, float* y, std::int64_t rows, std::int64_t n) noexcept = nullptr;
     void (*layer_norm_rows_f32)(const float* x, const float* scale, const float* bias, float* y, float* mean, float* inv_std,
                                 std::int64_t rows, std::int64_t n, float eps) noexcept = nullptr;
+    // INT8 GEMM (kernels/gemm_u8s8.hpp); all null (and int8_name empty) where the arch has none
+    std::string_view int8_name;
+    std::int64_t (*packed_u8s8_weight_bytes)(std::int64_t m, std::int64_t k) noexcept = nullptr;
+    std::int64_t (*u8s8_workspace_bytes)(std::int64_t k) noexcept = nullptr;
+    void (*pack_u8s8_weights)(const std::int8_t* w, std::int64_t rs, std::int64_t m, std::int64_t k, std::int32_t* dst) noexcept = nullptr;
+    void (*gemm_u8s8)(const kernels::gemm_u8s8_problem& p, void* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
 };
 
 /// Arch's table. Defined in simd/instantiate.hpp: included below without dispatch, by one

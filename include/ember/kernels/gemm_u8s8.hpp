@@ -1,0 +1,323 @@
+// SPDX-License-Identifier: Apache-2.0
+// INT8 GEMM with requantization in the epilogue: C[M, N] = W[M, K] * X[K, N], W int8 weights
+// (symmetric: zero point 0) packed once at compile, X uint8 activations (asymmetric) packed per
+// column panel at run time from a strided matrix or straight from a convolution's NCHW input
+// (im2col never materialised), int32 accumulation, then per row m (output channel)
+//
+//   v = acc + offset[m]                     offset = bias[m] - x_zp * sum_k W[m, k], made at compile
+//   int32 output:  v
+//   8-bit output:  clamp(nearbyint(float(v) * scale[m]) + y_zp, lo, hi)   scale = x_scale * w_scale[m] / y_scale
+//
+// (the ONNX QLinearConv / ConvInteger definition with x_zp folded into the offset; lo > 0 fuses
+// a ReLU). The multiply is in float, as ONNX Runtime's MLAS does: a value within float rounding of
+// a half step may round the other way than the exact definition (one step, rarely).
+//
+// The dot product is the one thing each ISA does its own way, so it is a small traits struct,
+// u8s8_dot<Arch>, and the rest is written once over xsimd's int32 batches:
+//   - AVX-512 (the avx512 table requires VNNI): vpdpbusd, 4 byte products per int32 lane, the
+//     operands packed as 4-byte groups along K;
+//   - AVX2, SSE2, NEON: the bytes widened to int16 when packed and multiplied with vpmaddwd /
+//     pmaddwd / smull+addp, 2 products per lane. Exact: the AVX2 alternative vpmaddubsw saturates
+//     its int16 pair sums (255 * -128 * 2 < -32768), which would need 7-bit weights.
+// Packed words are built with shifts, little-endian (x86-64, AArch64), never type-punned.
+//
+//   loops, per slot = a fixed range of NR-column panels:
+//     for each panel:  X panel (K x NR) packed into the slot's workspace
+//       for ir in M step MR: micro-kernel over all of K, epilogue straight from the registers
+//
+// K is not blocked: a packed panel of a ResNet-50 layer (K <= 4608) is at most 150 KiB, in L2,
+// and every accumulator finishes in registers, so each output is one sum in one order whatever
+// the thread count (bit-identical results).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <type_traits>
+
+#include <xsimd/xsimd.hpp>
+
+#include "ember/config.hpp"
+#include "ember/kernels/gemm_f32.hpp"  // static_for, EMBER_DETAIL_INLINE
+#include "ember/runtime/executor.hpp"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#endif
+
+EMBER_NAMESPACE_BEGIN
+namespace kernels {
+
+/// The ISA's int8 dot product over packed int32 words: `group` 8-bit values per word, as bytes
+/// (VNNI) or widened to int16 (pmaddwd). dot(acc, x, w) adds, per lane, the products of the
+/// word's x values (unsigned) with the w values (signed). `mr` x `nv` is the register tile.
+template <class Arch, class = void>
+struct u8s8_dot {
+    static constexpr bool available = false;
+};
+
+#if defined(__SSE2__)
+template <>
+struct u8s8_dot<xsimd::sse2> {
+    static constexpr bool available = true;
+    static constexpr int group = 2, mr = 4, nv = 2;
+    using I = xsimd::batch<std::int32_t, xsimd::sse2>;
+    static EMBER_DETAIL_INLINE I dot(I acc, I x, I w) noexcept { return _mm_add_epi32(acc, _mm_madd_epi16(x, w)); }
+    static constexpr std::string_view name = "sse2 (pmaddwd)";
+};
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+template <>
+struct u8s8_dot<xsimd::fma3<xsimd::avx2>> {
+    static constexpr bool available = true;
+    static constexpr int group = 2, mr = 4, nv = 2;
+    using I = xsimd::batch<std::int32_t, xsimd::fma3<xsimd::avx2>>;
+    static EMBER_DETAIL_INLINE I dot(I acc, I x, I w) noexcept { return _mm256_add_epi32(acc, _mm256_madd_epi16(x, w)); }
+    static constexpr std::string_view name = "avx2 (vpmaddwd)";
+};
+#endif
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
+template <>
+struct u8s8_dot<xsimd::avx512f> {
+    static constexpr bool available = true;
+    static constexpr int group = 4, mr = 8, nv = 2;
+    using I = xsimd::batch<std::int32_t, xsimd::avx512f>;
+    static EMBER_DETAIL_INLINE I dot(I acc, I x, I w) noexcept { return _mm512_dpbusd_epi32(acc, x, w); }
+    static constexpr std::string_view name = "avx512 (vpdpbusd)";
+};
+#endif
+#if defined(__aarch64__)
+template <>
+struct u8s8_dot<xsimd::neon64> {
+    static constexpr bool available = true;
+    static constexpr int group = 2, mr = 4, nv = 2;
+    using I = xsimd::batch<std::int32_t, xsimd::neon64>;
+    static EMBER_DETAIL_INLINE I dot(I acc, I x, I w) noexcept {
+        const int16x8_t a = vreinterpretq_s16_s32(x), b = vreinterpretq_s16_s32(w);
+        const int32x4_t lo = vmull_s16(vget_low_s16(a), vget_low_s16(b)), hi = vmull_high_s16(a, b);
+        return vaddq_s32(acc, vpaddq_s32(lo, hi));
+    }
+    static constexpr std::string_view name = "neon (smull)";
+};
+#endif
+
+template <class Arch>
+struct u8s8_blocking {
+    using D = u8s8_dot<Arch>;
+    static constexpr int group = D::group, mr = D::mr;
+    static constexpr int nr = D::nv * static_cast<int>(xsimd::batch<std::int32_t, Arch>::size);
+};
+
+/// X = the im2col matrix of one image's channels in NCHW (uint8), never materialised: row
+/// p = (c, kh, kw), column j = (oh, ow). Taps in the padding read pad_value (x's zero point, so
+/// that they add nothing). Every byte read is XORed with `flip` (0x80 turns int8 into uint8).
+struct qconv_source {
+    const std::uint8_t* x = nullptr;
+    std::int64_t in_h = 0, in_w = 0, out_w = 0;
+    std::int64_t kh = 0, kw = 0;
+    std::int64_t stride_h = 1, stride_w = 1, pad_h = 0, pad_w = 0, dil_h = 1, dil_w = 1;
+    std::uint8_t pad_value = 0;
+};
+
+/// The epilogue's operands; element (i, j) of C is at c + i * rs + j * cs (in elements).
+struct qgemm_epilogue {
+    enum class output : std::uint8_t { int32, uint8, int8 };
+    const std::int32_t* offset = nullptr;  // [M], never null
+    const float* scale = nullptr;          // [M], 8-bit output only
+    output out = output::uint8;
+    std::int32_t zero_point = 0, lo = 0, hi = 255;
+    void* c = nullptr;
+    std::int64_t rs = 0, cs = 1;
+};
+
+/// One problem: W pre-packed (pack_u8s8_weights), X from a strided uint8 matrix (element (p, j)
+/// at x[p * x_rs + j * x_cs], each byte XORed with x_flip) or from a convolution.
+struct gemm_u8s8_problem {
+    std::int64_t m = 0, n = 0, k = 0;
+    const std::int32_t* packed_w = nullptr;
+    const std::uint8_t* x = nullptr;
+    std::int64_t x_rs = 0, x_cs = 1;
+    std::uint8_t x_flip = 0;
+    const qconv_source* conv = nullptr;
+    qgemm_epilogue post;
+};
+
+/// Bytes of W (m x k) packed for Arch: row panels of MR (the last padded with zero rows), K in
+/// words of `group` values.
+template <class Arch>
+constexpr std::int64_t packed_u8s8_weight_bytes(std::int64_t m, std::int64_t k) noexcept {
+    using BL = u8s8_blocking<Arch>;
+    return (m + BL::mr - 1) / BL::mr * BL::mr * ((k + BL::group - 1) / BL::group) * 4;
+}
+
+/// Bytes of workspace one slot needs for depth k (one packed X panel).
+template <class Arch>
+constexpr std::int64_t u8s8_workspace_bytes(std::int64_t k) noexcept {
+    using BL = u8s8_blocking<Arch>;
+    return ((k + BL::group - 1) / BL::group) * BL::nr * 4 + 64;
+}
+
+namespace u8s8_detail {
+
+// One packed word: values v[0..group) (the missing ones 0), as bytes or as int16.
+template <int Group>
+inline std::int32_t word(const std::int32_t* v) noexcept {
+    std::uint32_t w = 0;
+    if constexpr (Group == 4) {
+        for (int g = 0; g < 4; ++g) w |= (static_cast<std::uint32_t>(v[g]) & 0xffu) << (8 * g);
+    } else {
+        w = (static_cast<std::uint32_t>(v[0]) & 0xffffu) | ((static_cast<std::uint32_t>(v[1]) & 0xffffu) << 16);
+    }
+    return static_cast<std::int32_t>(w);
+}
+
+// Packs columns [j0, j0 + nr) of X into one NR-wide panel of words: dst[kk * NR + j].
+template <class Arch, class Value>
+void pack_x_panel(std::int64_t k, std::int64_t nr, std::int32_t* dst, Value value) noexcept {
+    using BL = u8s8_blocking<Arch>;
+    constexpr int G = BL::group, NR = BL::nr;
+    const std::int64_t kg = (k + G - 1) / G;
+    for (std::int64_t kk = 0; kk < kg; ++kk) {
+        std::int32_t* d = dst + kk * NR;
+        for (std::int64_t j = 0; j < NR; ++j) {
+            std::int32_t v[G] = {};
+            if (j < nr)
+                for (int g = 0; g < G; ++g)
+                    if (kk * G + g < k) v[g] = value(kk * G + g, j);
+            d[j] = word<G>(v);
+        }
+    }
+}
+
+template <class Arch>
+void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr, std::int32_t* dst) noexcept {
+    constexpr int NR = u8s8_blocking<Arch>::nr;
+    if (!pr.conv) {
+        const std::uint8_t* x = pr.x + j0 * pr.x_cs;
+        const std::uint8_t flip = pr.x_flip;
+        pack_x_panel<Arch>(pr.k, nr, dst, [&](std::int64_t p, std::int64_t j) { return std::int32_t{static_cast<std::uint8_t>(x[p * pr.x_rs + j * pr.x_cs] ^ flip)}; });
+        return;
+    }
+    const qconv_source& s = *pr.conv;
+    std::int64_t ih0[NR], iw0[NR];
+    for (std::int64_t j = 0; j < nr; ++j) {
+        ih0[j] = (j0 + j) / s.out_w * s.stride_h - s.pad_h;
+        iw0[j] = (j0 + j) % s.out_w * s.stride_w - s.pad_w;
+    }
+    const std::int64_t window = s.kh * s.kw;
+    pack_x_panel<Arch>(pr.k, nr, dst, [&](std::int64_t p, std::int64_t j) {
+        const std::int64_t c = p / window, r = p % window / s.kw, q = p % s.kw;
+        const std::int64_t ih = ih0[j] + r * s.dil_h, iw = iw0[j] + q * s.dil_w;
+        if (ih < 0 || ih >= s.in_h || iw < 0 || iw >= s.in_w) return std::int32_t{s.pad_value};
+        return std::int32_t{static_cast<std::uint8_t>(s.x[(c * s.in_h + ih) * s.in_w + iw] ^ pr.x_flip)};
+    });
+}
+
+// The micro-kernel: rows [i0, i0 + MR) of W (one packed panel, padded rows included) times one X
+// panel over all of K, then the epilogue for the rows < m and columns < nr it owns.
+template <class Arch>
+void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int32_t* EMBER_RESTRICT x, const qgemm_epilogue& post,
+           std::int64_t i0, std::int64_t rows, std::int64_t j0, std::int64_t nr) noexcept {
+    using D = u8s8_dot<Arch>;
+    using I = xsimd::batch<std::int32_t, Arch>;
+    using F = xsimd::batch<float, Arch>;
+    constexpr int MR = D::mr, NV = D::nv, W = static_cast<int>(I::size), NR = NV * W;
+    I acc[MR][NV];
+    gemm_detail::static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
+        gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { acc[i][v] = I(0); });
+    });
+    for (std::int64_t kk = 0; kk < kg; ++kk) {
+        I xv[NV];
+        gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { xv[v] = I::load_unaligned(x + kk * NR + v * W); });
+        gemm_detail::static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
+            const I wi(w[kk * MR + i]);
+            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { acc[i][v] = D::dot(acc[i][v], xv[v], wi); });
+        });
+    }
+    alignas(64) std::int32_t tile[NR];
+    const bool eight_bit = post.out != qgemm_epilogue::output::int32;
+    const I zp(post.zero_point), lo(post.lo), hi(post.hi);
+    gemm_detail::static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
+        if (static_cast<std::int64_t>(i) >= rows) return;
+        const std::int64_t row = i0 + static_cast<std::int64_t>(i);
+        const I offset(post.offset[row]);
+        if (eight_bit) {
+            const F scale(post.scale[row]);
+            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
+                const F real = xsimd::to_float(acc[i][v] + offset) * scale;
+                xsimd::min(xsimd::max(xsimd::nearbyint_as_int(real) + zp, lo), hi).store_aligned(tile + v * W);
+            });
+        } else {
+            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { (acc[i][v] + offset).store_aligned(tile + v * W); });
+        }
+        const std::int64_t at = row * post.rs + j0 * post.cs;
+        switch (post.out) {
+        case qgemm_epilogue::output::uint8: {
+            std::uint8_t* c = static_cast<std::uint8_t*>(post.c) + at;
+            for (std::int64_t j = 0; j < nr; ++j) c[j * post.cs] = static_cast<std::uint8_t>(tile[j]);
+            break;
+        }
+        case qgemm_epilogue::output::int8: {
+            std::int8_t* c = static_cast<std::int8_t*>(post.c) + at;
+            for (std::int64_t j = 0; j < nr; ++j) c[j * post.cs] = static_cast<std::int8_t>(tile[j]);
+            break;
+        }
+        case qgemm_epilogue::output::int32: {
+            std::int32_t* c = static_cast<std::int32_t*>(post.c) + at;
+            for (std::int64_t j = 0; j < nr; ++j) c[j * post.cs] = tile[j];
+            break;
+        }
+        }
+    });
+}
+
+} // namespace u8s8_detail
+
+/// Packs W (m x k, int8, element (i, p) at w[i * rs + p]) for gemm_u8s8 (weights, at compile).
+template <class Arch>
+void pack_u8s8_weights(const std::int8_t* w, std::int64_t rs, std::int64_t m, std::int64_t k, std::int32_t* dst) noexcept {
+    using BL = u8s8_blocking<Arch>;
+    constexpr int G = BL::group, MR = BL::mr;
+    const std::int64_t kg = (k + G - 1) / G;
+    for (std::int64_t i0 = 0; i0 < m; i0 += MR)
+        for (std::int64_t kk = 0; kk < kg; ++kk)
+            for (int i = 0; i < MR; ++i) {
+                std::int32_t v[G] = {};
+                if (i0 + i < m)
+                    for (int g = 0; g < G; ++g)
+                        if (kk * G + g < k) v[g] = w[(i0 + i) * rs + kk * G + g];
+                *dst++ = u8s8_detail::word<G>(v);
+            }
+}
+
+/// Runs one problem on up to `slots` workers of ex; workspace holds slots * u8s8_workspace_bytes(k)
+/// bytes (64-byte aligned). Slot s takes column panels [P * s / slots, P * (s + 1) / slots).
+template <class Arch>
+void gemm_u8s8(const gemm_u8s8_problem& pr, void* workspace, std::int64_t slots, const executor* ex) noexcept {
+    using BL = u8s8_blocking<Arch>;
+    constexpr int G = BL::group, MR = BL::mr, NR = BL::nr;
+    if (pr.m <= 0 || pr.n <= 0) return;
+    const std::int64_t panels = (pr.n + NR - 1) / NR, kg = (pr.k + G - 1) / G;
+    if (slots > panels) slots = panels;
+    if (slots < 1) slots = 1;
+    const std::int64_t ws_bytes = u8s8_workspace_bytes<Arch>(pr.k);
+    auto run_slot = [&](std::int64_t slot) noexcept {
+        auto* xp = reinterpret_cast<std::int32_t*>(static_cast<char*>(workspace) + slot * ws_bytes);
+        for (std::int64_t p = panels * slot / slots; p < panels * (slot + 1) / slots; ++p) {
+            const std::int64_t j0 = p * NR, nr = pr.n - j0 < NR ? pr.n - j0 : NR;
+            u8s8_detail::pack_x_panel<Arch>(pr, j0, nr, xp);
+            for (std::int64_t i0 = 0; i0 < pr.m; i0 += MR)
+                u8s8_detail::micro<Arch>(kg, pr.packed_w + i0 * kg, xp, pr.post, i0, pr.m - i0 < MR ? pr.m - i0 : MR, j0, nr);
+        }
+    };
+    if (slots == 1) {
+        run_slot(0);
+    } else {
+        parallel_for(ex, static_cast<std::size_t>(slots), [&](std::size_t begin, std::size_t end) noexcept {
+            for (std::size_t s = begin; s < end; ++s) run_slot(static_cast<std::int64_t>(s));
+        });
+    }
+}
+
+} // namespace kernels
+EMBER_NAMESPACE_END

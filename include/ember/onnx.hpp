@@ -13,7 +13,8 @@
 // status::unsupported_op; files that cannot be read give status::io_error naming the path.
 //
 // Parts: onnx/wire.hpp (protobuf wire format), onnx/model.hpp (ONNX messages and their
-// parsers), onnx/import.hpp (messages -> graph, load_options).
+// parsers), onnx/import.hpp (messages -> graph, load_options), onnx/write.hpp (graph -> ONNX
+// bytes: save_memory, save_file).
 #pragma once
 
 #include <cstddef>
@@ -29,6 +30,7 @@
 #include "ember/onnx/import.hpp"
 #include "ember/onnx/model.hpp"
 #include "ember/onnx/wire.hpp"
+#include "ember/onnx/write.hpp"
 #include "ember/status.hpp"
 
 EMBER_NAMESPACE_BEGIN

@@ -15,10 +15,12 @@
 #pragma once
 
 #include <cstddef>
+#include <climits>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "ember/kernels/gemm_u8s8.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/quantize_linear.hpp"
 #include "ember/ops/window.hpp"
@@ -108,6 +110,185 @@ void accumulate(const geometry& g, const X* x, std::int64_t x_zp, const W* w, co
     });
 }
 
+
+// -- the fast path (kernels/gemm_u8s8.hpp): per image and group, the INT8 GEMM of the weights
+// [M/group, C*kh*kw] (converted to int8 and packed once at compile) against the input's implicit
+// im2col matrix. It needs x, w, their zero points and (QLinearConv) every scale and the bias
+// constant, a weight zero point of 0 (int8) or 128 (uint8: then w - 128 is int8 with zero point
+// 0), and 1 or 2 spatial dimensions. int8 activations are read as uint8 (x ^ 0x80 = x + 128,
+// zero point likewise), which leaves every difference x - x_zp as it is.
+
+struct fast_args {
+    const simd::kernel_table* table = nullptr;
+    operand x, y, workspace;
+    const std::int32_t* packed_w = nullptr;  // per group, packed_group_words apart
+    std::int64_t packed_group_words = 0;
+    const std::int32_t* offset = nullptr;    // [M]: B[m] - x_zp * sum_k w[m, k]
+    const float* scale = nullptr;            // [M]: x_scale * w_scale[m] / y_scale (8-bit output)
+    kernels::qgemm_epilogue::output out = kernels::qgemm_epilogue::output::int32;
+    std::int32_t y_zp = 0, lo = 0, hi = 0;
+    std::int64_t batch = 0, group = 1, in_channels = 0, out_per_group = 0, out_size = 0, slots = 1;
+    bool pointwise = false;
+    std::uint8_t flip = 0;
+    kernels::qconv_source src;  // x set per image and group
+};
+
+/// The constant int64 value of a uint8 / int8 / int32 tensor's element i.
+inline std::int64_t int_at(const tensor& t, std::int64_t i) noexcept {
+    switch (t.type()) {
+    case dtype::uint8: return t.data<std::uint8_t>()[i];
+    case dtype::int8: return t.data<std::int8_t>()[i];
+    case dtype::int32: return t.data<std::int32_t>()[i];
+    default: return 0;
+    }
+}
+
+/// The inputs the fast path reads at compile: x_zp, w_zp, bias and (8-bit output) the scales.
+/// A null tensor is an absent optional input (zero point 0, no bias).
+struct fast_constants {
+    const tensor* x_zp = nullptr;
+    const tensor* w = nullptr;
+    const tensor* w_zp = nullptr;
+    const tensor* bias = nullptr;
+    const tensor* x_scale = nullptr;  // null: int32 output (ConvInteger)
+    const tensor* w_scale = nullptr;
+    const tensor* y_scale = nullptr;
+    const tensor* y_zp = nullptr;
+};
+
+inline std::size_t fast_workspace(const geometry& g, const infer_context& ctx) noexcept {
+    const kernel_context* k = ctx.kernels();
+    if (!k || !k->table->gemm_u8s8 || g.geo.rank == 0 || g.geo.rank > 2) return 0;
+    const std::int64_t depth = g.in_channels * g.geo.kernel[1] * g.geo.kernel[2];
+    return static_cast<std::size_t>(k->table->u8s8_workspace_bytes(depth) * static_cast<std::int64_t>(k->slots));
+}
+
+inline void fast_kernel(const void* p, const run_context& ctx) noexcept {
+    const auto& f = *static_cast<const fast_args*>(p);
+    const auto* x = ctx.at<const std::uint8_t>(f.x);
+    std::byte* y = ctx.at<std::byte>(f.y);
+    const std::int64_t in_size = f.src.in_h * f.src.in_w, M = f.out_per_group * f.group;
+    const std::size_t y_bytes = f.out == kernels::qgemm_epilogue::output::int32 ? 4 : 1;
+    for (std::int64_t n = 0; n < f.batch; ++n)
+        for (std::int64_t grp = 0; grp < f.group; ++grp) {
+            kernels::qconv_source src = f.src;
+            src.x = x + (n * f.group + grp) * f.in_channels * in_size;
+            kernels::gemm_u8s8_problem pr;
+            pr.m = f.out_per_group;
+            pr.n = f.out_size;
+            pr.k = f.in_channels * f.src.kh * f.src.kw;
+            pr.packed_w = f.packed_w + grp * f.packed_group_words;
+            pr.x_flip = f.flip;
+            if (f.pointwise) {
+                pr.x = src.x;
+                pr.x_rs = in_size;
+            } else {
+                pr.conv = &src;
+            }
+            const std::int64_t first_row = n * M + grp * f.out_per_group;
+            pr.post.offset = f.offset + grp * f.out_per_group;
+            pr.post.scale = f.scale ? f.scale + grp * f.out_per_group : nullptr;
+            pr.post.out = f.out;
+            pr.post.zero_point = f.y_zp;
+            pr.post.lo = f.lo;
+            pr.post.hi = f.hi;
+            pr.post.c = y + static_cast<std::size_t>(first_row * f.out_size) * y_bytes;
+            pr.post.rs = f.out_size;
+            f.table->gemm_u8s8(pr, ctx.at<std::byte>(f.workspace), f.slots, ctx.exec);
+        }
+}
+
+/// Binds the fast path when it applies (`bound`); x (input 0), y (output 0) and the constants as
+/// described above. y_type: int32, uint8 or int8.
+inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constants& c, dtype x_type, dtype y_type, bool& bound) {
+    bound = false;
+    const kernel_context* k = ctx.kernels();
+    if (!k || !k->table->gemm_u8s8 || g.geo.rank == 0 || g.geo.rank > 2 || !c.w) return status::ok;
+    const bool eight_bit = y_type != dtype::int32;
+    if (eight_bit && (!c.x_scale || !c.w_scale || !c.y_scale || !c.y_zp)) return status::ok;
+    const std::int64_t M = g.out_channels, Mg = M / g.group, K = g.in_channels * g.geo.kernel[1] * g.geo.kernel[2];
+    const bool w_unsigned = c.w->type() == dtype::uint8;
+    const std::int64_t w_shift = w_unsigned ? 128 : 0;
+    if (c.w_zp)
+        for (std::int64_t m = 0; m < static_cast<std::int64_t>(c.w_zp->size()); ++m)
+            if (int_at(*c.w_zp, m) != w_shift) return status::ok;  // a weight zero point the kernel does not take
+    if (!c.w_zp && w_unsigned) return status::ok;                  // uint8 weights with zero point 0
+    const bool x_signed = x_type == dtype::int8;
+    const std::int64_t x_zp = (c.x_zp ? int_at(*c.x_zp, 0) : 0) + (x_signed ? 128 : 0);
+
+    fast_args f;
+    f.table = k->table;
+    f.x = ctx.input(0);
+    f.y = ctx.output(0);
+    f.workspace = ctx.workspace();
+    f.batch = g.batch;
+    f.group = g.group;
+    f.in_channels = g.in_channels;
+    f.out_per_group = Mg;
+    const window_geometry& G = g.geo;
+    f.out_size = G.out[1] * G.out[2];
+    f.slots = static_cast<std::int64_t>(k->slots);
+    f.flip = x_signed ? 0x80 : 0;
+    f.src.in_h = G.in[1];
+    f.src.in_w = G.in[2];
+    f.src.out_w = G.out[2];
+    f.src.kh = G.kernel[1];
+    f.src.kw = G.kernel[2];
+    f.src.stride_h = G.stride[1];
+    f.src.stride_w = G.stride[2];
+    f.src.pad_h = G.pad_begin[1];
+    f.src.pad_w = G.pad_begin[2];
+    f.src.dil_h = G.dilation[1];
+    f.src.dil_w = G.dilation[2];
+    f.src.pad_value = static_cast<std::uint8_t>(x_zp);
+    f.pointwise = G.kernel_size() == 1 && G.stride[1] == 1 && G.stride[2] == 1 && G.pad_begin[1] == 0 && G.pad_begin[2] == 0 &&
+                  G.pad_end[1] == 0 && G.pad_end[2] == 0;
+    if (y_type == dtype::int32) {
+        f.out = kernels::qgemm_epilogue::output::int32;
+    } else {
+        const bool y_signed = y_type == dtype::int8;
+        f.out = y_signed ? kernels::qgemm_epilogue::output::int8 : kernels::qgemm_epilogue::output::uint8;
+        f.y_zp = static_cast<std::int32_t>(int_at(*c.y_zp, 0));
+        f.lo = y_signed ? -128 : 0;
+        f.hi = y_signed ? 127 : 255;
+    }
+
+    // the weights as int8, the offsets and the scales
+    const std::int64_t group_bytes = k->table->packed_u8s8_weight_bytes(Mg, K);
+    f.packed_group_words = group_bytes / 4;
+    float* packed = ctx.packed_buffer(static_cast<std::size_t>(f.packed_group_words * g.group));
+    float* consts = ctx.packed_buffer(static_cast<std::size_t>(2 * M));
+    aligned_buffer converted;
+    if (!packed || !consts) return status::out_of_memory;
+    if (!converted.allocate(static_cast<std::size_t>(M * K), k->alloc, false))
+        return ctx.fail(status::out_of_memory, "allocator returned null for {} bytes of int8 weights", M * K);
+    auto* w8 = reinterpret_cast<std::int8_t*>(converted.data());
+    auto* offset = reinterpret_cast<std::int32_t*>(consts);
+    float* scale = consts + M;
+    for (std::int64_t m = 0; m < M; ++m) {
+        std::int64_t sum = c.bias ? int_at(*c.bias, m) : 0;
+        for (std::int64_t p = 0; p < K; ++p) {
+            const auto v = static_cast<std::int8_t>(int_at(*c.w, m * K + p) - w_shift);
+            w8[m * K + p] = v;
+            sum -= x_zp * v;
+        }
+        if (sum < INT32_MIN || sum > INT32_MAX) return status::ok;  // beyond int32: the reference's exact sums take it
+        offset[m] = static_cast<std::int32_t>(sum);
+        if (eight_bit) {
+            const float ws = c.w_scale->data<float>()[c.w_scale->size() == 1 ? 0 : m];
+            scale[m] = c.x_scale->data<float>()[0] * ws / c.y_scale->data<float>()[0];  // as the reference computes its multiplier
+        }
+    }
+    for (std::int64_t grp = 0; grp < g.group; ++grp)
+        k->table->pack_u8s8_weights(w8 + grp * Mg * K, K, Mg, K, reinterpret_cast<std::int32_t*>(packed) + grp * f.packed_group_words);
+    f.packed_w = reinterpret_cast<const std::int32_t*>(packed);
+    f.offset = offset;
+    f.scale = eight_bit ? scale : nullptr;
+    ctx.emit(&fast_kernel, f);
+    bound = true;
+    return status::ok;
+}
+
 } // namespace qconv_detail
 
 #define EMBER_QCONV_ATTRIBUTES                                                                                                             \
@@ -163,9 +344,23 @@ struct conv_integer {
                         g.has_w_zp ? ctx.at<const W>(g.w_zp) : nullptr, ctx.at<std::int32_t>(g.y), ctx.exec);
     }
 
+    static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) {
+        args g;
+        if (plan(a, const_cast<infer_context&>(ctx), g) != status::ok) return 0;
+        return qconv_detail::fast_workspace(g.geo, ctx);
+    }
+
     static status bind(const attributes& a, bind_context& ctx) {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
+        qconv_detail::fast_constants c;
+        c.w = ctx.input_constant(1);
+        c.x_zp = ctx.input_constant(2);
+        c.w_zp = ctx.input_constant(3);
+        if ((!ctx.has_input(2) || c.x_zp) && (!ctx.has_input(3) || c.w_zp)) {
+            bool bound = false;
+            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), dtype::int32, bound); s != status::ok || bound) return s;
+        }
         g.x = ctx.input(0);
         g.w = ctx.input(1);
         g.has_x_zp = ctx.has_input(2);
@@ -256,9 +451,29 @@ struct qlinear_conv {
                            g.has_b ? ctx.at<const std::int32_t>(g.b) : nullptr, ctx.at<Y>(g.y), ctx.exec);
     }
 
+    static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) {
+        args g;
+        if (plan(a, const_cast<infer_context&>(ctx), g) != status::ok) return 0;
+        return qconv_detail::fast_workspace(g.geo, ctx);
+    }
+
     static status bind(const attributes& a, bind_context& ctx) {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
+        qconv_detail::fast_constants c;
+        c.x_scale = ctx.input_constant(1);
+        c.x_zp = ctx.input_constant(2);
+        c.w = ctx.input_constant(3);
+        c.w_scale = ctx.input_constant(4);
+        c.w_zp = ctx.input_constant(5);
+        c.y_scale = ctx.input_constant(6);
+        c.y_zp = ctx.input_constant(7);
+        c.bias = ctx.input_constant(8);
+        if (c.x_zp && c.w_zp && (!ctx.has_input(8) || c.bias)) {
+            bool bound = false;
+            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), ctx.input_type(7), bound); s != status::ok || bound)
+                return s;
+        }
         g.x = ctx.input(0);
         g.x_scale = ctx.input(1);
         g.x_zp = ctx.input(2);

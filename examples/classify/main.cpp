@@ -254,35 +254,6 @@ bool prepare(const std::string& path, const input_geometry& geo, const options& 
     return true;
 }
 
-/// `[#########...........]  45% 9/20` on stderr: redrawn in place on a terminal, a line per
-/// tenth otherwise (a log file).
-class progress_bar {
-public:
-    progress_bar(std::size_t total, bool on) : total_(total), on_(on), tty_(isatty(fileno(stderr)) != 0) {}
-    void clear() const {
-        if (on_ && tty_) std::fputs("\r\033[K", stderr);
-    }
-    void show(std::size_t done) {
-        if (!on_) return;
-        const std::size_t tenth = done * 10 / total_;
-        if (!tty_ && tenth == last_tenth_ && done != total_) return;
-        if (!tty_ && done == total_ && last_tenth_ == 10) return;
-        last_tenth_ = tenth;
-        constexpr std::size_t width = 30;
-        const std::size_t filled = done * width / total_;
-        std::string bar(filled, '#');
-        bar.append(width - filled, '.');
-        std::fprintf(stderr, "%s[%s] %3zu%% %zu/%zu%s", tty_ ? "\r" : "", bar.c_str(), done * 100 / total_, done, total_,
-                     tty_ && done != total_ ? "" : "\n");
-        std::fflush(stderr);
-    }
-
-private:
-    std::size_t total_;
-    bool on_, tty_;
-    std::size_t last_tenth_ = static_cast<std::size_t>(-1);
-};
-
 int run(const options& o) {
     bool any_folder = false;
     const std::vector<std::string> pictures = list_pictures(o.inputs, any_folder);
@@ -342,7 +313,7 @@ int run(const options& o) {
     std::atomic<int> failed{0};
     double decode_ms = 0, infer_ms = 0, post_ms = 0;
     std::thread printer_thread([&] {
-        progress_bar bar(pictures.size(), any_folder);
+        example::progress_bar bar(pictures.size(), any_folder);
         std::vector<ember::post::scored_class> best(std::min(o.top, classes));
         std::size_t done = 0;
         std::string line;

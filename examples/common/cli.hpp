@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// What the command-line examples (ember-run, classify, ocr) share: every failure is one line
+// What the command-line examples (ember-run, classify, ocr, ember-quantize) share: every failure is one line
 // on stderr, "<tool>: <what>: <why>", and an exit code (2: bad command line, 1: anything else).
 // The examples throw `failure` inside themselves for that; the library never throws.
 #pragma once
@@ -12,6 +12,8 @@
 #include <new>
 #include <string>
 #include <utility>
+
+#include <unistd.h>
 
 #include <ember/ember.hpp>
 
@@ -65,6 +67,35 @@ public:
 private:
     std::unique_ptr<ember::thread_pool> pool_;
     ember::executor exec_;
+};
+
+/// `[#########...........]  45% 9/20` on stderr: redrawn in place on a terminal, a line per
+/// tenth otherwise (a log file).
+class progress_bar {
+public:
+    progress_bar(std::size_t total, bool on) : total_(total), on_(on), tty_(isatty(fileno(stderr)) != 0) {}
+    void clear() const {
+        if (on_ && tty_) std::fputs("\r\033[K", stderr);
+    }
+    void show(std::size_t done) {
+        if (!on_) return;
+        const std::size_t tenth = done * 10 / total_;
+        if (!tty_ && tenth == last_tenth_ && done != total_) return;
+        if (!tty_ && done == total_ && last_tenth_ == 10) return;
+        last_tenth_ = tenth;
+        constexpr std::size_t width = 30;
+        const std::size_t filled = done * width / total_;
+        std::string bar(filled, '#');
+        bar.append(width - filled, '.');
+        std::fprintf(stderr, "%s[%s] %3zu%% %zu/%zu%s", tty_ ? "\r" : "", bar.c_str(), done * 100 / total_, done, total_,
+                     tty_ && done != total_ ? "" : "\n");
+        std::fflush(stderr);
+    }
+
+private:
+    std::size_t total_;
+    bool on_, tty_;
+    std::size_t last_tenth_ = static_cast<std::size_t>(-1);
 };
 
 /// Runs body() and turns what it throws into the tool's one stderr line and exit code.

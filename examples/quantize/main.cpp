@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: Apache-2.0
+// ember-quantize: INT8 post-training quantization of an ONNX model into a QDQ model
+// (QuantizeLinear/DequantizeLinear around the inputs of Conv, MatMul and Gemm; uint8 asymmetric
+// activations, int8 symmetric weights, int32 biases), as ONNX Runtime's QDQ quantizer writes it.
+//
+//   ember-quantize MODEL.onnx --calibration DATA --output OUT.onnx [--method minmax|percentile|entropy]
+//                  [--percentile P] [--per-channel] [--keep-fp32 NODE,...] [--threads N] [--progress] [--verbose]
+//
+// DATA is one .npy file whose first axis is the sample axis, or a folder of such files (read in
+// name order). A sample is one row: DATA[i] when DATA has one axis more than the model's input,
+// else DATA[i] with a batch axis of 1 in front. The model must have one input. Calibration runs
+// every sample through the FP32 model (ember::quant::calibrate), with a progress bar on stderr
+// when stderr is a terminal or with --progress; then the QDQ rewrite (ember::quant::quantize_qdq)
+// and the writer (ember::onnx::save_file). On any failure it prints one line,
+// "ember-quantize: <what>: <why>", on stderr and exits with 2 (bad command line) or 1.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include <unistd.h>
+
+#include <ember/ember.hpp>
+#include <ember/io/npy.hpp>
+#include <ember/onnx.hpp>
+#include <ember/quant/quant.hpp>
+
+#include "../common/cli.hpp"
+
+namespace {
+
+using example::exit_usage;
+using example::fail;
+
+constexpr std::string_view usage =
+    "usage: ember-quantize MODEL.onnx --calibration DATA --output OUT.onnx [--method minmax|percentile|entropy]\n"
+    "                      [--percentile P] [--per-channel] [--keep-fp32 NODE,...] [--threads N] [--progress] [--verbose]\n"
+    "  --calibration DATA  a .npy file whose first axis is the sample axis ([N, ...the input's shape\n"
+    "                      without or with its batch axis]), or a folder of such .npy files\n"
+    "  --output OUT.onnx   where the QDQ model goes\n"
+    "  --method M          how an activation's range is chosen from the values seen: minmax\n"
+    "                      (default), percentile (keeps --percentile % of them, default 99.999) or\n"
+    "                      entropy (TensorRT's KL-divergence threshold, 2048 bins, 128 levels)\n"
+    "  --per-channel       one weight scale per output channel (needs opset 13); default per tensor\n"
+    "  --keep-fp32 NODES   comma-separated node names to leave in float ('auto', choosing them by\n"
+    "                      measured error, is not implemented yet)\n"
+    "  --threads N         calibrate on N threads (default 1)\n"
+    "  --progress          show the calibration progress bar even when stderr is not a terminal\n"
+    "  --verbose           print each activation's calibrated range\n"
+    "Activations are uint8 (asymmetric), weights int8 (symmetric, scale max|w|/127), biases int32\n"
+    "(scale x_scale * w_scale): QuantizeLinear/DequantizeLinear around the inputs of every Conv,\n"
+    "MatMul and Gemm, which ember and ONNX Runtime both run.\n";
+
+struct options {
+    std::string model, calibration, output;
+    ember::quant::range_method method = ember::quant::range_method::minmax;
+    double percentile = 99.999;
+    bool percentile_given = false;
+    bool per_channel = false;
+    bool progress = false;
+    bool verbose = false;
+    std::vector<std::string> keep_fp32;
+    std::size_t threads = 1;
+};
+
+std::size_t parse_count(std::string_view flag, std::string_view text) {
+    std::size_t v = 0;
+    if (text.empty() || text.size() > 6) fail(std::string(flag), "expected a whole number, got '" + std::string(text) + "'", exit_usage);
+    for (char c : text) {
+        if (c < '0' || c > '9') fail(std::string(flag), "expected a whole number, got '" + std::string(text) + "'", exit_usage);
+        v = v * 10 + static_cast<std::size_t>(c - '0');
+    }
+    if (v < 1) fail(std::string(flag), "must be at least 1", exit_usage);
+    return v;
+}
+
+std::vector<std::string> split_names(std::string_view text) {
+    std::vector<std::string> out;
+    std::size_t start = 0;
+    while (start <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', start), text.size());
+        const std::string_view name = text.substr(start, comma - start);
+        if (name.empty()) fail("--keep-fp32", "expected NODE,NODE,... without empty names, got '" + std::string(text) + "'", exit_usage);
+        out.emplace_back(name);
+        start = comma + 1;
+    }
+    return out;
+}
+
+options parse_args(int argc, char** argv) {
+    options o;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view arg = argv[i];
+        if (arg == "--help" || arg == "-h") {
+            std::fputs(usage.data(), stdout);
+            std::exit(0);
+        }
+        if (arg.size() > 1 && arg[0] == '-' && arg.substr(0, 2) != "--") fail(std::string(arg), "unknown flag (see ember-quantize --help)", exit_usage);
+        if (arg.size() < 2 || arg.substr(0, 2) != "--") {
+            if (!o.model.empty()) fail("command line", "more than one model given ('" + o.model + "' and '" + std::string(arg) + "')", exit_usage);
+            o.model = std::string(arg);
+            continue;
+        }
+        std::string_view flag = arg, value;
+        bool has_value = false;
+        if (const std::size_t eq = arg.find('='); eq != std::string_view::npos) {
+            flag = arg.substr(0, eq);
+            value = arg.substr(eq + 1);
+            has_value = true;
+        }
+        if (flag == "--per-channel" || flag == "--progress" || flag == "--verbose") {
+            if (has_value) fail(std::string(flag), "takes no value", exit_usage);
+            (flag == "--per-channel" ? o.per_channel : flag == "--progress" ? o.progress : o.verbose) = true;
+            continue;
+        }
+        const bool known = flag == "--calibration" || flag == "--output" || flag == "--method" || flag == "--percentile" ||
+                           flag == "--keep-fp32" || flag == "--threads";
+        if (!known) fail(std::string(flag), "unknown flag (see ember-quantize --help)", exit_usage);
+        if (!has_value) {
+            if (i + 1 >= argc) fail(std::string(flag), "needs a value", exit_usage);
+            value = argv[++i];
+        }
+        if (flag == "--calibration" || flag == "--output") {
+            if (value.empty()) fail(std::string(flag), "needs a path", exit_usage);
+            (flag == "--calibration" ? o.calibration : o.output) = std::string(value);
+        } else if (flag == "--method") {
+            if (!ember::quant::parse_range_method(value, o.method))
+                fail("--method", "unknown method '" + std::string(value) + "' (expected minmax, percentile or entropy)", exit_usage);
+        } else if (flag == "--percentile") {
+            char* end = nullptr;
+            const std::string text(value);
+            o.percentile = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !(o.percentile > 0.0 && o.percentile <= 100.0))
+                fail("--percentile", "expected a number in (0, 100], got '" + text + "'", exit_usage);
+            o.percentile_given = true;
+        } else if (flag == "--keep-fp32") {
+            if (value == "auto")
+                fail("--keep-fp32 auto", "not implemented yet: name the nodes to keep in float (--keep-fp32 NODE,...)", exit_usage);
+            for (std::string& name : split_names(value)) o.keep_fp32.push_back(std::move(name));
+        } else {
+            o.threads = parse_count(flag, value);
+        }
+    }
+    if (o.model.empty()) fail("command line", "no model given (see ember-quantize --help)", exit_usage);
+    if (o.calibration.empty()) fail("command line", "no calibration data given (--calibration DATA)", exit_usage);
+    if (o.output.empty()) fail("command line", "no output file given (--output OUT.onnx)", exit_usage);
+    if (o.percentile_given && o.method != ember::quant::range_method::percentile)
+        fail("--percentile", "only applies with --method percentile", exit_usage);
+    return o;
+}
+
+/// The .npy files of DATA: the file itself, or the folder's *.npy in name order.
+std::vector<std::string> calibration_files(const std::string& data) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const fs::file_status st = fs::status(data, ec);
+    if (!fs::exists(st)) fail("--calibration '" + data + "'", "no such file or folder");
+    if (!fs::is_directory(st)) return {data};
+    std::vector<std::string> files;
+    std::size_t others = 0;
+    for (fs::directory_iterator it(data, ec), end; !ec && it != end; it.increment(ec)) {
+        if (!it->is_regular_file(ec)) continue;
+        if (it->path().extension() == ".npy")
+            files.push_back(it->path().string());
+        else
+            ++others;
+    }
+    if (ec) fail("--calibration '" + data + "'", "cannot list the folder (" + ec.message() + ")");
+    if (files.empty())
+        fail("--calibration '" + data + "'",
+             others ? "the folder has no .npy files (pictures are not read yet: save them as .npy with the model's pre-processing)"
+                    : "the folder is empty");
+    std::sort(files.begin(), files.end());
+    return files;
+}
+
+/// The samples in one .npy file, each shaped as the model's input.
+void add_samples(const std::string& path, const ember::value& input, std::vector<ember::tensor>& samples) {
+    ember::result<ember::tensor> data = ember::npy::load_file(path);
+    if (!data) fail("--calibration '" + path + "'", data.error().message);
+    if (data->type() != input.type)
+        fail("--calibration '" + path + "'", ember::detail::format("holds {}, the model's input '{}' is {}", data->type(), input.name, input.type));
+    const std::size_t rank = input.declared.rank_known ? input.declared.rank() : data->rank() - 1;
+    if (data->rank() < 1 || (data->rank() != rank + 1 && data->rank() != rank))
+        fail("--calibration '" + path + "'",
+             ember::detail::format("has shape {}; expected [N, ...] with N samples of the model's input '{}' {}, with or without its batch axis",
+                                   data->dims(), input.name, input.declared));
+    std::vector<std::int64_t> dims;
+    if (data->rank() == rank) dims.push_back(1);  // a batch of one
+    for (std::size_t d = 1; d < data->rank(); ++d) dims.push_back(data->dims()[d]);
+    const ember::shape sample_dims(ember::span<const std::int64_t>(dims.data(), dims.size()));
+    if (input.declared.rank_known)
+        for (std::size_t d = 0; d < rank; ++d)
+            if (input.declared.dims[d].known() && input.declared.dims[d].value != sample_dims[d])
+                fail("--calibration '" + path + "'", ember::detail::format("a sample is {} (the file is {}), but the model's input '{}' is {}",
+                                                                           sample_dims, data->dims(), input.name, input.declared));
+    if (!samples.empty() && samples.front().dims() != sample_dims)
+        fail("--calibration '" + path + "'",
+             ember::detail::format("a sample is {}, but the samples before it are {}", sample_dims, samples.front().dims()));
+    const std::size_t n = static_cast<std::size_t>(data->dims()[0]);
+    const std::size_t bytes = n ? data->size_bytes() / n : 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        ember::result<ember::tensor> t = ember::tensor::create(data->type(), sample_dims);
+        if (!t) fail("--calibration '" + path + "'", t.error().message);
+        std::memcpy(t->bytes(), data->bytes() + i * bytes, bytes);
+        samples.push_back(std::move(*t));
+    }
+}
+
+int run(const options& o) {
+    if (std::error_code ec; std::filesystem::is_directory(o.model, ec)) fail("model '" + o.model + "'", "is a folder, not an .onnx file");
+    ember::result<ember::graph> g = ember::onnx::load_file(o.model);
+    if (!g) fail("model '" + o.model + "'", g.error().message);
+    if (g->inputs.size() != 1)
+        fail("model '" + o.model + "'", ember::detail::format("has {} inputs; ember-quantize handles models with one input", g->inputs.size()));
+    const ember::value& input = g->values[g->inputs[0]];
+    for (const std::string& name : o.keep_fp32)
+        if (std::none_of(g->nodes.begin(), g->nodes.end(), [&](const ember::node& n) { return n.name == name; }))
+            fail("--keep-fp32 " + name, "the model has no node of that name");
+
+    std::vector<ember::tensor> samples;
+    for (const std::string& file : calibration_files(o.calibration)) add_samples(file, input, samples);
+    if (samples.empty()) fail("--calibration '" + o.calibration + "'", "holds no samples (its first axis is 0)");
+
+    const example::session_threads threads(o.threads);
+    ember::quant::calibration_options copts;
+    copts.method = o.method;
+    copts.percentile = o.percentile;
+    copts.keep_fp32 = o.keep_fp32;
+    copts.compile.max_threads = o.threads;
+    copts.exec = threads.executor();
+    const std::size_t runs = samples.size() * (o.method == ember::quant::range_method::minmax ? 1 : 2);
+    example::progress_bar bar(runs, o.progress || isatty(fileno(stderr)) != 0);
+    copts.progress = [](void* user, std::size_t done, std::size_t) { static_cast<example::progress_bar*>(user)->show(done); };
+    copts.progress_user = &bar;
+    ember::result<std::vector<ember::quant::value_range>> ranges =
+        ember::quant::calibrate(*g, ember::span<const ember::tensor>(samples.data(), samples.size()), copts);
+    if (!ranges) fail("calibrate '" + o.model + "'", ranges.error().message);
+    if (o.verbose)
+        for (const ember::quant::value_range& r : *ranges) std::printf("range %s [%.6g, %.6g]\n", r.name.c_str(), r.min, r.max);
+
+    ember::quant::qdq_options qopts;
+    qopts.per_channel = o.per_channel;
+    qopts.keep_fp32 = o.keep_fp32;
+    ember::result<ember::graph> qg =
+        ember::quant::quantize_qdq(*g, ember::span<const ember::quant::value_range>(ranges->data(), ranges->size()), qopts);
+    if (!qg) fail("quantize '" + o.model + "'", qg.error().message);
+    if (ember::result<void> saved = ember::onnx::save_file(o.output, *qg); !saved) fail("--output '" + o.output + "'", saved.error().message);
+
+    std::size_t candidates = 0, quantized = 0;
+    for (const ember::node& n : g->nodes) candidates += ember::quant::quantizable_op(n) ? 1 : 0;
+    for (const ember::node& n : qg->nodes)
+        if (ember::quant::quantizable_op(n))
+            for (ember::value_id v : n.inputs)
+                if (v != ember::no_value && qg->values[v].producer >= 0 &&
+                    qg->nodes[static_cast<std::size_t>(qg->values[v].producer)].op_type == "DequantizeLinear") {
+                    ++quantized;
+                    break;
+                }
+    std::printf("quantized %zu of %zu Conv/MatMul/Gemm nodes (%zu activation ranges, %s, %s weights) from %zu samples -> %s\n", quantized,
+                candidates, ranges->size(), std::string(ember::quant::to_string(o.method)).c_str(), o.per_channel ? "per-channel" : "per-tensor",
+                samples.size(), o.output.c_str());
+    return 0;
+}
+
+} // namespace
+
+int main(int argc, char** argv) {
+    return example::run_main("ember-quantize", [&] { return run(parse_args(argc, argv)); });
+}

@@ -171,46 +171,87 @@ inline std::int32_t word(const std::int32_t* v) noexcept {
     return static_cast<std::int32_t>(w);
 }
 
-// Packs columns [j0, j0 + nr) of X into one NR-wide panel of words: dst[kk * NR + j].
-template <class Arch, class Value>
-void pack_x_panel(std::int64_t k, std::int64_t nr, std::int32_t* dst, Value value) noexcept {
-    using BL = u8s8_blocking<Arch>;
-    constexpr int G = BL::group, NR = BL::nr;
-    const std::int64_t kg = (k + G - 1) / G;
-    for (std::int64_t kk = 0; kk < kg; ++kk) {
-        std::int32_t* d = dst + kk * NR;
-        for (std::int64_t j = 0; j < NR; ++j) {
-            std::int32_t v[G] = {};
-            if (j < nr)
-                for (int g = 0; g < G; ++g)
-                    if (kk * G + g < k) v[g] = value(kk * G + g, j);
-            d[j] = word<G>(v);
-        }
-    }
-}
+// One row p of the X panel, columns [j0, j0 + nr), as NR bytes (the columns past nr 0): from a
+// strided matrix, or from the convolution's input through the panel's runs (columns sharing an
+// output row; a stride-1 run is a slice of one input row with the padding around it).
+struct conv_run {
+    std::int64_t j, len, ih0, iw0;  // first column in the panel, columns, input row and column at tap (0, 0)
+};
 
-template <class Arch>
-void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr, std::int32_t* dst) noexcept {
-    constexpr int NR = u8s8_blocking<Arch>::nr;
+inline void gather_row(const gemm_u8s8_problem& pr, const conv_run* runs, int run_count, std::int64_t p, std::int64_t j0, std::int64_t nr,
+                       std::uint8_t* out) noexcept {
+    const std::uint8_t flip = pr.x_flip;
     if (!pr.conv) {
-        const std::uint8_t* x = pr.x + j0 * pr.x_cs;
-        const std::uint8_t flip = pr.x_flip;
-        pack_x_panel<Arch>(pr.k, nr, dst, [&](std::int64_t p, std::int64_t j) { return std::int32_t{static_cast<std::uint8_t>(x[p * pr.x_rs + j * pr.x_cs] ^ flip)}; });
+        const std::uint8_t* x = pr.x + p * pr.x_rs + j0 * pr.x_cs;
+        if (pr.x_cs == 1)
+            for (std::int64_t j = 0; j < nr; ++j) out[j] = static_cast<std::uint8_t>(x[j] ^ flip);
+        else
+            for (std::int64_t j = 0; j < nr; ++j) out[j] = static_cast<std::uint8_t>(x[j * pr.x_cs] ^ flip);
         return;
     }
     const qconv_source& s = *pr.conv;
-    std::int64_t ih0[NR], iw0[NR];
-    for (std::int64_t j = 0; j < nr; ++j) {
-        ih0[j] = (j0 + j) / s.out_w * s.stride_h - s.pad_h;
-        iw0[j] = (j0 + j) % s.out_w * s.stride_w - s.pad_w;
+    const std::int64_t window = s.kh * s.kw, c = p / window, r = p % window / s.kw, q = p % s.kw;
+    const std::uint8_t* plane = s.x + c * s.in_h * s.in_w;
+    for (int t = 0; t < run_count; ++t) {
+        const conv_run& run = runs[t];
+        std::uint8_t* o = out + run.j;
+        const std::int64_t ih = run.ih0 + r * s.dil_h;
+        if (ih < 0 || ih >= s.in_h) {
+            for (std::int64_t u = 0; u < run.len; ++u) o[u] = s.pad_value;
+            continue;
+        }
+        const std::uint8_t* row = plane + ih * s.in_w;
+        const std::int64_t iw0 = run.iw0 + q * s.dil_w, sw = s.stride_w;
+        // columns u with 0 <= iw0 + u * sw < in_w come from the row, the rest are padding
+        std::int64_t lo = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0;
+        std::int64_t hi = s.in_w - iw0 <= 0 ? 0 : (s.in_w - iw0 + sw - 1) / sw;
+        if (lo > run.len) lo = run.len;
+        if (hi > run.len) hi = run.len;
+        if (hi < lo) hi = lo;
+        for (std::int64_t u = 0; u < lo; ++u) o[u] = s.pad_value;
+        const std::uint8_t* src = row + iw0;
+        if (sw == 1)
+            for (std::int64_t u = lo; u < hi; ++u) o[u] = static_cast<std::uint8_t>(src[u] ^ flip);
+        else
+            for (std::int64_t u = lo; u < hi; ++u) o[u] = static_cast<std::uint8_t>(src[u * sw] ^ flip);
+        for (std::int64_t u = hi; u < run.len; ++u) o[u] = s.pad_value;
     }
-    const std::int64_t window = s.kh * s.kw;
-    pack_x_panel<Arch>(pr.k, nr, dst, [&](std::int64_t p, std::int64_t j) {
-        const std::int64_t c = p / window, r = p % window / s.kw, q = p % s.kw;
-        const std::int64_t ih = ih0[j] + r * s.dil_h, iw = iw0[j] + q * s.dil_w;
-        if (ih < 0 || ih >= s.in_h || iw < 0 || iw >= s.in_w) return std::int32_t{s.pad_value};
-        return std::int32_t{static_cast<std::uint8_t>(s.x[(c * s.in_h + ih) * s.in_w + iw] ^ pr.x_flip)};
-    });
+}
+
+// Packs columns [j0, j0 + nr) of X into one NR-wide panel of words, dst[kk * NR + j]: `group`
+// rows gathered as bytes, then interleaved into words (both loops vectorise).
+template <class Arch>
+void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr, std::int32_t* dst) noexcept {
+    using BL = u8s8_blocking<Arch>;
+    constexpr int G = BL::group, NR = BL::nr;
+    conv_run runs[NR];
+    int run_count = 0;
+    if (pr.conv) {
+        const qconv_source& s = *pr.conv;
+        for (std::int64_t j = 0, oh = j0 / s.out_w, ow = j0 % s.out_w; j < nr; ++oh, ow = 0) {
+            const std::int64_t len = (s.out_w - ow) < (nr - j) ? (s.out_w - ow) : (nr - j);
+            runs[run_count++] = conv_run{j, len, oh * s.stride_h - s.pad_h, ow * s.stride_w - s.pad_w};
+            j += len;
+        }
+    }
+    alignas(64) std::uint8_t rows[G][NR] = {};  // columns past nr stay 0
+    const std::int64_t kg = (pr.k + G - 1) / G;
+    for (std::int64_t kk = 0; kk < kg; ++kk) {
+        for (int g = 0; g < G; ++g) {
+            const std::int64_t p = kk * G + g;
+            if (p < pr.k)
+                gather_row(pr, runs, run_count, p, j0, nr, rows[g]);
+            else
+                for (int j = 0; j < NR; ++j) rows[g][j] = 0;
+        }
+        std::uint32_t* d = reinterpret_cast<std::uint32_t*>(dst + kk * NR);
+        if constexpr (G == 4) {
+            for (int j = 0; j < NR; ++j)
+                d[j] = std::uint32_t{rows[0][j]} | std::uint32_t{rows[1][j]} << 8 | std::uint32_t{rows[2][j]} << 16 | std::uint32_t{rows[3][j]} << 24;
+        } else {
+            for (int j = 0; j < NR; ++j) d[j] = std::uint32_t{rows[0][j]} | std::uint32_t{rows[1][j]} << 16;
+        }
+    }
 }
 
 // The micro-kernel: rows [i0, i0 + MR) of W (one packed panel, padded rows included) times one X

@@ -228,6 +228,8 @@ TEST_CASE("quant: the QDQ model has per-channel int8 weights, int32 biases and r
     REQUIRE(ember::validate(*qg));
     CHECK(count_ops(*qg, "QuantizeLinear") == 2);    // x, flat
     CHECK(count_ops(*qg, "DequantizeLinear") == 6);  // x, flat, w, fc, b, fcb
+    for (const char* replaced : {"w", "b", "fc", "fcb"}) CHECK(qg->find_value(replaced) == ember::no_value);  // float copies dropped
+    CHECK(qg->constants.size() == 2 * 2 + 4 * 3);  // scale + zero point per activation; data, scale, zero point per weight/bias
 
     // Weights: int8, scale max |w_c| / 127 per output channel (Conv axis 0; Gemm B [K, N] axis 1).
     const ember::tensor* w = constant(g, "w");

@@ -134,6 +134,9 @@ quantize percentile --calibration calib.npy --method percentile --percentile 99.
 quantize entropy --calibration calib.npy --method entropy --per-channel
 quantize folder --calibration folder --method=minmax
 cmp -s minmax.onnx folder.onnx || fail "the folder's samples gave another model than the same samples in one file"
+# int8 weights: the QDQ file is about a quarter of the FP32 one (the float weights are dropped).
+checks=$((checks + 1))
+[ "$(wc -c < minmax.onnx)" -lt $(($(wc -c < "$MODEL") * 2 / 5)) ] || fail "minmax.onnx is $(wc -c < minmax.onnx) bytes, the FP32 model $(wc -c < "$MODEL")"
 
 # ONNX Runtime runs the QDQ model too (when onnxruntime-node is installed, as for the model tests).
 ORT_DIR="${ORT_NODE_DIR:-${EMBER_ANCHORS:-$HOME/.cache/ember-anchors}/node_modules/onnxruntime-node}"

@@ -16,7 +16,8 @@
 // A node is rewritten only when both its data inputs can be: constants, or activations with a
 // range. Activations feeding several nodes get one Q/DQ pair. Names follow ONNX Runtime's
 // (`x_QuantizeLinear_Output`, `w_quantized`, `w_scale`, ...), with '_' appended until unique.
-// The new nodes come right before the node they feed, so the graph stays in topological order.
+// The new nodes come right before the node they feed, so the graph stays in topological order;
+// values nothing uses any more (the float weights replaced) are dropped and the ids renumbered.
 #pragma once
 
 #include <algorithm>
@@ -111,13 +112,51 @@ public:
             nodes.push_back(std::move(out_.nodes[i]));
         }
         out_.nodes = std::move(nodes);
-        for (std::size_t i = 0; i < out_.nodes.size(); ++i)
-            for (value_id v : out_.nodes[i].outputs)
-                if (v != no_value) out_.values[v].producer = static_cast<std::int32_t>(i);
+        drop_unused();
         return std::move(out_);
     }
 
 private:
+    /// Removes the values nothing reads or produces any more (the float weights that were
+    /// replaced, so the written model does not carry them) and renumbers the rest in order.
+    void drop_unused() {
+        std::vector<bool> used(out_.values.size(), false);
+        for (const node& n : out_.nodes) {
+            for (value_id v : n.inputs)
+                if (v != no_value) used[v] = true;
+            for (value_id v : n.outputs)
+                if (v != no_value) used[v] = true;
+        }
+        for (value_id v : out_.inputs) used[v] = true;
+        for (value_id v : out_.outputs) used[v] = true;
+        std::vector<value_id> id(out_.values.size(), no_value);
+        std::vector<value> values;
+        std::vector<tensor> constants;
+        for (std::size_t v = 0; v < out_.values.size(); ++v) {
+            if (!used[v]) continue;
+            id[v] = static_cast<value_id>(values.size());
+            value val = std::move(out_.values[v]);
+            if (val.kind == value_kind::constant) {
+                constants.push_back(std::move(out_.constants[static_cast<std::size_t>(val.constant)]));
+                val.constant = static_cast<std::int32_t>(constants.size() - 1);
+            }
+            values.push_back(std::move(val));
+        }
+        for (std::size_t i = 0; i < out_.nodes.size(); ++i) {
+            for (value_id& v : out_.nodes[i].inputs)
+                if (v != no_value) v = id[v];
+            for (value_id& v : out_.nodes[i].outputs)
+                if (v != no_value) {
+                    v = id[v];
+                    values[v].producer = static_cast<std::int32_t>(i);
+                }
+        }
+        for (value_id& v : out_.inputs) v = id[v];
+        for (value_id& v : out_.outputs) v = id[v];
+        out_.values = std::move(values);
+        out_.constants = std::move(constants);
+    }
+
     const tensor* float_constant(value_id v) const noexcept {
         const tensor* t = src_.constant_of(v);
         return t && t->type() == dtype::float32 ? t : nullptr;

@@ -4,11 +4,14 @@
 // activations, int8 symmetric weights, int32 biases), as ONNX Runtime's QDQ quantizer writes it.
 //
 //   ember-quantize MODEL.onnx --calibration DATA --output OUT.onnx [--method minmax|percentile|entropy]
-//                  [--percentile P] [--per-channel] [--keep-fp32 NODE,...] [--threads N] [--progress] [--verbose]
+//                  [--percentile P] [--per-channel] [--keep-fp32 auto|NODE,...] [--max-error PCT] [--threads N]
+//                  [--progress] [--verbose]
 //
 // DATA is one .npy file whose first axis is the sample axis, or a folder of such files (read in
 // name order). A sample is one row: DATA[i] when DATA has one axis more than the model's input,
-// else DATA[i] with a batch axis of 1 in front. The model must have one input. Calibration runs
+// else DATA[i] with a batch axis of 1 in front. The model must have one input. --keep-fp32 auto
+// leaves in float, most sensitive first, the nodes it takes for the outputs to stay within
+// --max-error % of FP32's (ember::quant::choose_keep_fp32). Calibration runs
 // every sample through the FP32 model (ember::quant::calibrate), with a progress bar on stderr
 // when stderr is a terminal or with --progress; then the QDQ rewrite (ember::quant::quantize_qdq)
 // and the writer (ember::onnx::save_file). On any failure it prints one line,
@@ -39,7 +42,8 @@ using example::fail;
 
 constexpr std::string_view usage =
     "usage: ember-quantize MODEL.onnx --calibration DATA --output OUT.onnx [--method minmax|percentile|entropy]\n"
-    "                      [--percentile P] [--per-channel] [--keep-fp32 NODE,...] [--threads N] [--progress] [--verbose]\n"
+    "                      [--percentile P] [--per-channel] [--keep-fp32 auto|NODE,...] [--max-error PCT]\n"
+    "                      [--threads N] [--progress] [--verbose]\n"
     "  --calibration DATA  a .npy file whose first axis is the sample axis ([N, ...the input's shape\n"
     "                      without or with its batch axis]), or a folder of such .npy files\n"
     "  --output OUT.onnx   where the QDQ model goes\n"
@@ -47,8 +51,11 @@ constexpr std::string_view usage =
     "                      (default), percentile (keeps --percentile % of them, default 99.999) or\n"
     "                      entropy (TensorRT's KL-divergence threshold, 2048 bins, 128 levels)\n"
     "  --per-channel       one weight scale per output channel (needs opset 13); default per tensor\n"
-    "  --keep-fp32 NODES   comma-separated node names to leave in float ('auto', choosing them by\n"
-    "                      measured error, is not implemented yet)\n"
+    "  --keep-fp32 NODES   comma-separated node names to leave in float; 'auto' among them also\n"
+    "                      keeps, most sensitive first, as many nodes as it takes for the outputs to\n"
+    "                      stay within --max-error of FP32's on the samples (the first 32)\n"
+    "  --max-error PCT     with --keep-fp32 auto: the largest output difference allowed, in % of\n"
+    "                      each output's range over the samples (default 1)\n"
     "  --threads N         calibrate on N threads (default 1)\n"
     "  --progress          show the calibration progress bar even when stderr is not a terminal\n"
     "  --verbose           print each activation's calibrated range\n"
@@ -65,6 +72,9 @@ struct options {
     bool progress = false;
     bool verbose = false;
     std::vector<std::string> keep_fp32;
+    bool keep_auto = false;
+    double max_error = 1.0;  // percent
+    bool max_error_given = false;
     std::size_t threads = 1;
 };
 
@@ -119,7 +129,7 @@ options parse_args(int argc, char** argv) {
             continue;
         }
         const bool known = flag == "--calibration" || flag == "--output" || flag == "--method" || flag == "--percentile" ||
-                           flag == "--keep-fp32" || flag == "--threads";
+                           flag == "--keep-fp32" || flag == "--max-error" || flag == "--threads";
         if (!known) fail(std::string(flag), "unknown flag (see ember-quantize --help)", exit_usage);
         if (!has_value) {
             if (i + 1 >= argc) fail(std::string(flag), "needs a value", exit_usage);
@@ -138,10 +148,20 @@ options parse_args(int argc, char** argv) {
             if (text.empty() || *end != '\0' || !(o.percentile > 0.0 && o.percentile <= 100.0))
                 fail("--percentile", "expected a number in (0, 100], got '" + text + "'", exit_usage);
             o.percentile_given = true;
+        } else if (flag == "--max-error") {
+            char* end = nullptr;
+            const std::string text(value);
+            o.max_error = std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !(o.max_error >= 0.0 && o.max_error <= 100.0))
+                fail("--max-error", "expected a percentage in [0, 100], got '" + text + "'", exit_usage);
+            o.max_error_given = true;
         } else if (flag == "--keep-fp32") {
-            if (value == "auto")
-                fail("--keep-fp32 auto", "not implemented yet: name the nodes to keep in float (--keep-fp32 NODE,...)", exit_usage);
-            for (std::string& name : split_names(value)) o.keep_fp32.push_back(std::move(name));
+            for (std::string& name : split_names(value)) {
+                if (name == "auto")
+                    o.keep_auto = true;
+                else
+                    o.keep_fp32.push_back(std::move(name));
+            }
         } else {
             o.threads = parse_count(flag, value);
         }
@@ -149,6 +169,7 @@ options parse_args(int argc, char** argv) {
     if (o.model.empty()) fail("command line", "no model given (see ember-quantize --help)", exit_usage);
     if (o.calibration.empty()) fail("command line", "no calibration data given (--calibration DATA)", exit_usage);
     if (o.output.empty()) fail("command line", "no output file given (--output OUT.onnx)", exit_usage);
+    if (o.max_error_given && !o.keep_auto) fail("--max-error", "only applies with --keep-fp32 auto", exit_usage);
     if (o.percentile_given && o.method != ember::quant::range_method::percentile)
         fail("--percentile", "only applies with --method percentile", exit_usage);
     return o;
@@ -247,8 +268,26 @@ int run(const options& o) {
     ember::quant::qdq_options qopts;
     qopts.per_channel = o.per_channel;
     qopts.keep_fp32 = o.keep_fp32;
+    const ember::span<const ember::quant::value_range> range_span(ranges->data(), ranges->size());
+    if (o.keep_auto) {
+        ember::quant::keep_fp32_options kopts;
+        kopts.max_error = o.max_error / 100.0;
+        kopts.compile.max_threads = o.threads;
+        kopts.exec = threads.executor();
+        ember::result<ember::quant::keep_fp32_result> chosen =
+            ember::quant::choose_keep_fp32(*g, ember::span<const ember::tensor>(samples.data(), samples.size()), range_span, qopts, kopts);
+        if (!chosen) fail("--keep-fp32 auto", chosen.error().message);
+        std::string names;
+        for (std::size_t k = o.keep_fp32.size(); k < chosen->keep.size(); ++k) names += (names.empty() ? "" : ", ") + chosen->keep[k];
+        std::printf("--keep-fp32 auto: %s (output error %.2f %% of the range; %.2f %% with %s quantized)\n",
+                    names.empty() ? "none needed" : ("kept " + names).c_str(), 100.0 * chosen->error, 100.0 * chosen->error_all,
+                    o.keep_fp32.empty() ? "every node" : "only the named nodes kept");
+        if (chosen->error > kopts.max_error)
+            std::printf("--keep-fp32 auto: even with every node kept the error is above --max-error %.4g %%\n", o.max_error);
+        qopts.keep_fp32 = chosen->keep;
+    }
     ember::result<ember::graph> qg =
-        ember::quant::quantize_qdq(*g, ember::span<const ember::quant::value_range>(ranges->data(), ranges->size()), qopts);
+        ember::quant::quantize_qdq(*g, range_span, qopts);
     if (!qg) fail("quantize '" + o.model + "'", qg.error().message);
     if (ember::result<void> saved = ember::onnx::save_file(o.output, *qg); !saved) fail("--output '" + o.output + "'", saved.error().message);
 

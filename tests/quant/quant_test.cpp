@@ -2,7 +2,8 @@
 // quant/: the range math against hand-worked values (uint8 parameters, int8 scales, percentile
 // cuts, TensorRT's entropy threshold), calibration on small graphs against plain loops, and the
 // QDQ rewrite: per-channel scales = max |w| / 127, int32 biases, keep_fp32, and a QDQ model that
-// runs in ember (also after an ONNX round trip) within a few quantization steps of FP32.
+// runs in ember (also after an ONNX round trip) within a few quantization steps of FP32; the
+// measured choice of nodes to keep in FP32.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -346,4 +347,32 @@ TEST_CASE("quant: per-tensor weights, MatMul, keep_fp32 and the opset check") {
     CHECK(old.error().code == status::invalid_argument);
     CHECK(contains(old.error().message, "needs opset 13 or later; the model's opset is 12"));
     CHECK(q::quantize_qdq(*g, rs));  // per tensor is fine at 12
+}
+
+TEST_CASE("quant: choose_keep_fp32 keeps the node whose quantization costs most") {
+    const ember::graph g = small_cnn();
+    const std::vector<ember::tensor> samples = make_samples({1, 2, 6, 6}, 6, 1.5f, 21);
+    const ember::span<const ember::tensor> ss(samples.data(), samples.size());
+    auto ranges = q::calibrate(g, ss);
+    REQUIRE(ranges);
+    REQUIRE((*ranges)[1].name == "flat");
+    (*ranges)[1].max *= 0.05f;  // the Gemm's input clipped to a twentieth: that node must stay FP32
+    const ember::span<const q::value_range> rs(ranges->data(), ranges->size());
+    q::keep_fp32_options o;
+    o.max_error = 0.02;
+    auto chosen = q::choose_keep_fp32(g, ss, rs, q::qdq_options{}, o);
+    REQUIRE_MESSAGE(chosen, chosen.error().message);
+    CHECK(chosen->keep == std::vector<std::string>{"gemm"});
+    CHECK(chosen->error_all > 0.02);
+    CHECK(chosen->error <= 0.02);
+    CHECK(chosen->error > 0.0);
+
+    // A model already within the target keeps nothing; the caller's own list is always kept.
+    o.max_error = 1.0;
+    q::qdq_options named;
+    named.keep_fp32 = {"conv"};
+    auto none = q::choose_keep_fp32(g, ss, rs, named, o);
+    REQUIRE(none);
+    CHECK(none->keep == std::vector<std::string>{"conv"});
+    CHECK(none->error == none->error_all);
 }

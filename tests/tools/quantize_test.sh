@@ -159,6 +159,19 @@ else
     fail "--keep-fp32: $(cat err.txt)"
 fi
 
+# --keep-fp32 auto: entropy ranges put the logits 3 % off; auto keeps the most sensitive nodes in
+# FP32 until they are within --max-error (1 %), and the written model is.
+checks=$((checks + 1))
+if "$QUANTIZE" "$MODEL" --calibration calib.npy --output auto.onnx --method entropy --keep-fp32 auto > out.txt 2> err.txt; then
+    cat out.txt
+    grep -Eq "^--keep-fp32 auto: kept [^ ]+.* \(output error 0\.[0-9]+ % of the range; 3\.[0-9]+ % with every node quantized\)$" out.txt ||
+        fail "--keep-fp32 auto: $(cat out.txt)"
+    "$EMBER_RUN" auto.onnx --input input=calib.npy --output-dir auto > /dev/null 2> err.txt || fail "ember-run on auto.onnx: $(cat err.txt)"
+    compare "keep-fp32 auto" auto || fail "--keep-fp32 auto: logits too far"
+else
+    fail "--keep-fp32 auto: $(cat err.txt)"
+fi
+
 # --progress: the bar on stderr.
 checks=$((checks + 1))
 "$QUANTIZE" "$MODEL" --calibration calib.npy --output progress.onnx --method entropy --progress > out.txt 2> err.txt || fail "--progress: $(cat err.txt)"
@@ -197,7 +210,8 @@ expect_error "unknown method" "--method: unknown method 'kl' \(expected minmax, 
 expect_error "bad percentile" "--percentile: expected a number in \(0, 100\], got '101'" "$MODEL" --calibration calib.npy --output x.onnx --method percentile --percentile 101
 expect_error "percentile alone" "--percentile: only applies with --method percentile" "$MODEL" --calibration calib.npy --output x.onnx --percentile 99
 expect_error "unknown node" "--keep-fp32 nope: the model has no node of that name" "$MODEL" --calibration calib.npy --output x.onnx --keep-fp32 nope
-expect_error "keep auto" "--keep-fp32 auto: not implemented yet" "$MODEL" --calibration calib.npy --output x.onnx --keep-fp32 auto
+expect_error "max-error alone" "--max-error: only applies with --keep-fp32 auto" "$MODEL" --calibration calib.npy --output x.onnx --max-error 2
+expect_error "bad max-error" "--max-error: expected a percentage in \[0, 100\], got 'x'" "$MODEL" --calibration calib.npy --output x.onnx --keep-fp32 auto --max-error x
 expect_error "unknown flag" "--bits: unknown flag" "$MODEL" --calibration calib.npy --output x.onnx --bits 4
 expect_error "unwritable output" "--output 'no/such/dir/x.onnx': cannot create" "$MODEL" --calibration calib.npy --output no/such/dir/x.onnx
 expect_error "bad threads" "--threads: expected a whole number" "$MODEL" --calibration calib.npy --output x.onnx --threads two

@@ -5,6 +5,7 @@
 //                        percentile or entropy (KL, as TensorRT)
 //   quant/qdq.hpp        the QDQ rewrite: QuantizeLinear/DequantizeLinear around the inputs of
 //                        Conv, MatMul and Gemm (uint8 activations, int8 weights, int32 biases)
+//   quant/sensitivity.hpp  choose_keep_fp32: the nodes to leave in FP32 for an error target
 //
 //   auto ranges = ember::quant::calibrate(g, samples, {/*method*/ ember::quant::range_method::entropy});
 //   auto q = ember::quant::quantize_qdq(g, *ranges, {/*per_channel*/ true});
@@ -13,3 +14,4 @@
 
 #include "ember/quant/calibrate.hpp"
 #include "ember/quant/qdq.hpp"
+#include "ember/quant/sensitivity.hpp"

@@ -44,8 +44,13 @@
 #include <ember/post.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/picture.hpp"
 
 namespace {
+
+using example::input_geometry;
+using example::is_picture;
+using example::parse_floats;
 
 using example::exit_failure;
 using example::exit_usage;
@@ -73,22 +78,6 @@ struct options {
     ember::image::normalize_options norm;
     std::vector<std::string> inputs;
 };
-
-std::array<float, 4> parse_floats(const std::string& flag, const std::string& text) {
-    std::array<float, 4> out{0, 0, 0, 0};
-    std::size_t n = 0, at = 0;
-    while (at <= text.size()) {
-        const std::size_t comma = std::min(text.find(',', at), text.size());
-        const std::string part = text.substr(at, comma - at);
-        char* end = nullptr;
-        const float v = std::strtof(part.c_str(), &end);
-        if (part.empty() || *end != '\0' || n == 4) fail(flag, "expected up to 4 numbers separated by commas, got '" + text + "'", exit_usage);
-        out[n++] = v;
-        at = comma + 1;
-    }
-    for (std::size_t i = n; i < 4; ++i) out[i] = out[n - 1];  // one value serves every channel
-    return out;
-}
 
 std::size_t parse_count(const std::string& flag, const std::string& text) {
     char* end = nullptr;
@@ -141,12 +130,6 @@ options parse_args(int argc, char** argv) {
     return o;
 }
 
-bool is_picture(const std::filesystem::path& p) {
-    std::string ext = p.extension().string();
-    for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    return ext == ".jpg" || ext == ".jpeg" || ext == ".png" || ext == ".bmp";
-}
-
 /// The pictures to classify: files as given, folders searched recursively in name order.
 std::vector<std::string> list_pictures(const std::vector<std::string>& inputs, bool& any_folder) {
     std::vector<std::string> out;
@@ -197,61 +180,16 @@ private:
 struct slot {
     std::size_t index = 0;
     std::string error;  ///< non-empty: decoding failed, skip it
-    ember::image::image decoded, gray, resized, cropped;
+    example::picture_buffers picture;
     std::vector<float> input, scores, probs;
     double decode_ms = 0, infer_ms = 0;
 };
 
-/// The model input [N, C, H, W] that the pictures are fitted to.
-struct input_geometry {
-    int channels = 0, height = 0, width = 0;
-};
-
-input_geometry geometry_of(const ember::graph& g, const std::string& model) {
-    if (g.inputs.size() != 1)
-        fail("model '" + model + "'", ember::detail::format("has {} inputs; classify feeds models with one image input", g.inputs.size()));
-    const ember::value& in = g.values[g.inputs[0]];
-    const ember::partial_shape& d = in.declared;
-    if (in.type != ember::dtype::float32 || !d.rank_known || d.rank() != 4 || !d.dims[1].known() || !d.dims[2].known() || !d.dims[3].known() ||
-        (d.dims[1].value != 1 && d.dims[1].value != 3))
-        fail("model '" + model + "'",
-             ember::detail::format("its input '{}' is {} {}; classify needs float32 [N, 1 or 3, H, W] with C, H and W fixed", in.name,
-                                   in.type, d));
-    return {static_cast<int>(d.dims[1].value), static_cast<int>(d.dims[2].value), static_cast<int>(d.dims[3].value)};
-}
-
 /// Decode and pre-process one picture into s.input. Returns false (with s.error) on bad files.
 bool prepare(const std::string& path, const input_geometry& geo, const options& o, ember::image::decoder& dec, ember::image::resizer& rs,
              slot& s) {
-    namespace img = ember::image;
-    // Decode as the file is, then convert: Pillow's gray weights, not stb_image's.
-    img::decode_options d;
-    d.channels = geo.channels == 3 ? 3 : 0;
-    if (ember::result<void> r = dec.decode_file(path, s.decoded, d); !r) return s.error = r.error().message, false;
-    const img::image* at = &s.decoded;
-    if (geo.channels == 1 && s.decoded.channels() != 1) {
-        if (ember::result<void> r = s.gray.reshape(at->width(), at->height(), 1); !r) return s.error = r.error().message, false;
-        if (ember::result<void> r = img::to_grayscale(at->view(), s.gray.view()); !r) return s.error = r.error().message, false;
-        at = &s.gray;
-    }
-    const int c = at->channels();
-    if (o.resize > 0) {
-        const img::extent e = img::fit_shorter_side(at->width(), at->height(), o.resize);
-        if (e.width < geo.width || e.height < geo.height)
-            return s.error = ember::detail::format("--resize {} gives {}x{}, smaller than the model's {}x{}", o.resize, e.width, e.height, geo.width,
-                                                   geo.height),
-                   false;
-        if (ember::result<void> r = s.resized.reshape(e.width, e.height, c); !r) return s.error = r.error().message, false;
-        if (ember::result<void> r = rs.resize(at->view(), s.resized.view()); !r) return s.error = r.error().message, false;
-        if (ember::result<void> r = s.cropped.reshape(geo.width, geo.height, c); !r) return s.error = r.error().message, false;
-        if (ember::result<void> r = img::center_crop(s.resized.view(), s.cropped.view()); !r) return s.error = r.error().message, false;
-    } else {
-        if (ember::result<void> r = s.cropped.reshape(geo.width, geo.height, c); !r) return s.error = r.error().message, false;
-        if (ember::result<void> r = rs.resize(at->view(), s.cropped.view()); !r) return s.error = r.error().message, false;
-    }
-    const ember::tensor_view<float> input(s.input.data(), ember::shape{1, geo.channels, geo.height, geo.width});
-    if (ember::result<void> r = img::to_tensor(s.cropped.view(), input, o.norm); !r) return s.error = r.error().message, false;
-    return true;
+    s.error = example::picture_to_input(path, geo, o.resize, o.norm, dec, rs, s.picture, s.input.data());
+    return s.error.empty();
 }
 
 int run(const options& o) {
@@ -260,7 +198,7 @@ int run(const options& o) {
 
     ember::result<ember::graph> g = ember::onnx::load_file(o.model);
     if (!g) fail("model '" + o.model + "'", g.error().message);
-    const input_geometry geo = geometry_of(*g, o.model);
+    const input_geometry geo = example::geometry_of(*g, o.model, "classify");
     ember::compile_options copts;
     copts.input_shapes.push_back({g->values[g->inputs[0]].name, ember::shape{1, geo.channels, geo.height, geo.width}});
     ember::result<ember::plan> p = ember::compile(*g, copts);

@@ -5,11 +5,13 @@
 //
 //   ember-quantize MODEL.onnx --calibration DATA --output OUT.onnx [--method minmax|percentile|entropy]
 //                  [--percentile P] [--per-channel] [--keep-fp32 auto|NODE,...] [--max-error PCT] [--threads N]
-//                  [--progress] [--verbose]
+//                  [--resize S] [--mean A,B,C] [--std A,B,C] [--bgr] [--progress] [--verbose]
 //
 // DATA is one .npy file whose first axis is the sample axis, or a folder of such files (read in
 // name order). A sample is one row: DATA[i] when DATA has one axis more than the model's input,
-// else DATA[i] with a batch axis of 1 in front. The model must have one input. --keep-fp32 auto
+// else DATA[i] with a batch axis of 1 in front. DATA may also be a picture or a folder of pictures,
+// one sample each, pre-processed as classify does (examples/common/picture.hpp: --resize, --mean,
+// --std, --bgr). The model must have one input. --keep-fp32 auto
 // leaves in float, most sensitive first, the nodes it takes for the outputs to stay within
 // --max-error % of FP32's (ember::quant::choose_keep_fp32). Calibration runs
 // every sample through the FP32 model (ember::quant::calibrate), with a progress bar on stderr
@@ -29,11 +31,13 @@
 #include <unistd.h>
 
 #include <ember/ember.hpp>
+#include <ember/image.hpp>
 #include <ember/io/npy.hpp>
 #include <ember/onnx.hpp>
 #include <ember/quant/quant.hpp>
 
 #include "../common/cli.hpp"
+#include "../common/picture.hpp"
 
 namespace {
 
@@ -43,9 +47,14 @@ using example::fail;
 constexpr std::string_view usage =
     "usage: ember-quantize MODEL.onnx --calibration DATA --output OUT.onnx [--method minmax|percentile|entropy]\n"
     "                      [--percentile P] [--per-channel] [--keep-fp32 auto|NODE,...] [--max-error PCT]\n"
-    "                      [--threads N] [--progress] [--verbose]\n"
+    "                      [--resize S] [--mean A,B,C] [--std A,B,C] [--bgr] [--threads N] [--progress] [--verbose]\n"
     "  --calibration DATA  a .npy file whose first axis is the sample axis ([N, ...the input's shape\n"
-    "                      without or with its batch axis]), or a folder of such .npy files\n"
+    "                      without or with its batch axis]), a folder of such .npy files, or a\n"
+    "                      picture or folder of pictures (.jpg .jpeg .png .bmp) for a model whose\n"
+    "                      input is [N, 1 or 3, H, W], pre-processed as classify does:\n"
+    "  --resize S          pictures: shorter side to S, then the middle H x W (default: resize to H x W)\n"
+    "  --mean, --std       pictures: per-channel normalisation after scaling to [0, 1] (default 0, 1)\n"
+    "  --bgr               pictures: feed channels as B, G, R\n"
     "  --output OUT.onnx   where the QDQ model goes\n"
     "  --method M          how an activation's range is chosen from the values seen: minmax\n"
     "                      (default), percentile (keeps --percentile % of them, default 99.999) or\n"
@@ -76,6 +85,9 @@ struct options {
     double max_error = 1.0;  // percent
     bool max_error_given = false;
     std::size_t threads = 1;
+    int resize = 0;                         // pictures: shorter side to this, then the middle crop
+    ember::image::normalize_options norm;   // pictures: mean, std, bgr
+    bool picture_flags = false;
 };
 
 std::size_t parse_count(std::string_view flag, std::string_view text) {
@@ -123,13 +135,15 @@ options parse_args(int argc, char** argv) {
             value = arg.substr(eq + 1);
             has_value = true;
         }
-        if (flag == "--per-channel" || flag == "--progress" || flag == "--verbose") {
+        if (flag == "--per-channel" || flag == "--progress" || flag == "--verbose" || flag == "--bgr") {
             if (has_value) fail(std::string(flag), "takes no value", exit_usage);
-            (flag == "--per-channel" ? o.per_channel : flag == "--progress" ? o.progress : o.verbose) = true;
+            (flag == "--per-channel" ? o.per_channel : flag == "--progress" ? o.progress : flag == "--verbose" ? o.verbose : o.norm.bgr) = true;
+            o.picture_flags = o.picture_flags || flag == "--bgr";
             continue;
         }
         const bool known = flag == "--calibration" || flag == "--output" || flag == "--method" || flag == "--percentile" ||
-                           flag == "--keep-fp32" || flag == "--max-error" || flag == "--threads";
+                           flag == "--keep-fp32" || flag == "--max-error" || flag == "--threads" || flag == "--resize" || flag == "--mean" ||
+                           flag == "--std";
         if (!known) fail(std::string(flag), "unknown flag (see ember-quantize --help)", exit_usage);
         if (!has_value) {
             if (i + 1 >= argc) fail(std::string(flag), "needs a value", exit_usage);
@@ -148,6 +162,15 @@ options parse_args(int argc, char** argv) {
             if (text.empty() || *end != '\0' || !(o.percentile > 0.0 && o.percentile <= 100.0))
                 fail("--percentile", "expected a number in (0, 100], got '" + text + "'", exit_usage);
             o.percentile_given = true;
+        } else if (flag == "--resize") {
+            o.resize = static_cast<int>(parse_count(flag, value));
+            o.picture_flags = true;
+        } else if (flag == "--mean" || flag == "--std") {
+            (flag == "--mean" ? o.norm.mean : o.norm.std) = example::parse_floats(std::string(flag), std::string(value));
+            if (flag == "--std")
+                for (float v : o.norm.std)
+                    if (!(v != 0.0f)) fail("--std", "a standard deviation of 0", exit_usage);
+            o.picture_flags = true;
         } else if (flag == "--max-error") {
             char* end = nullptr;
             const std::string text(value);
@@ -175,29 +198,50 @@ options parse_args(int argc, char** argv) {
     return o;
 }
 
-/// The .npy files of DATA: the file itself, or the folder's *.npy in name order.
-std::vector<std::string> calibration_files(const std::string& data) {
+/// The files of DATA: the file itself, or the folder's .npy files or pictures, in name order.
+struct calibration_files {
+    std::vector<std::string> npy, pictures;
+};
+
+calibration_files list_calibration_files(const std::string& data) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::file_status st = fs::status(data, ec);
     if (!fs::exists(st)) fail("--calibration '" + data + "'", "no such file or folder");
-    if (!fs::is_directory(st)) return {data};
-    std::vector<std::string> files;
-    std::size_t others = 0;
+    calibration_files out;
+    if (!fs::is_directory(st)) {
+        (example::is_picture(data) ? out.pictures : out.npy).push_back(data);
+        return out;
+    }
     for (fs::directory_iterator it(data, ec), end; !ec && it != end; it.increment(ec)) {
         if (!it->is_regular_file(ec)) continue;
         if (it->path().extension() == ".npy")
-            files.push_back(it->path().string());
-        else
-            ++others;
+            out.npy.push_back(it->path().string());
+        else if (example::is_picture(it->path()))
+            out.pictures.push_back(it->path().string());
     }
     if (ec) fail("--calibration '" + data + "'", "cannot list the folder (" + ec.message() + ")");
-    if (files.empty())
-        fail("--calibration '" + data + "'",
-             others ? "the folder has no .npy files (pictures are not read yet: save them as .npy with the model's pre-processing)"
-                    : "the folder is empty");
-    std::sort(files.begin(), files.end());
-    return files;
+    if (out.npy.empty() && out.pictures.empty()) fail("--calibration '" + data + "'", "the folder has no .npy files or pictures");
+    if (!out.npy.empty() && !out.pictures.empty())
+        fail("--calibration '" + data + "'", "the folder holds both .npy files and pictures; keep one kind");
+    std::sort(out.npy.begin(), out.npy.end());
+    std::sort(out.pictures.begin(), out.pictures.end());
+    return out;
+}
+
+/// Each picture, pre-processed as classify does, as one sample [1, C, H, W].
+void add_pictures(const std::vector<std::string>& paths, const options& o, const ember::graph& g, std::vector<ember::tensor>& samples) {
+    const example::input_geometry geo = example::geometry_of(g, o.model, "ember-quantize with pictures");
+    ember::image::decoder dec;
+    ember::image::resizer rs;
+    example::picture_buffers buffers;
+    for (const std::string& path : paths) {
+        ember::result<ember::tensor> t = ember::tensor::create(ember::dtype::float32, ember::shape{1, geo.channels, geo.height, geo.width});
+        if (!t) fail("--calibration '" + path + "'", t.error().message);
+        const std::string why = example::picture_to_input(path, geo, o.resize, o.norm, dec, rs, buffers, t->data<float>());
+        if (!why.empty()) fail("--calibration '" + path + "'", why);
+        samples.push_back(std::move(*t));
+    }
 }
 
 /// The samples in one .npy file, each shaped as the model's input.
@@ -245,7 +289,11 @@ int run(const options& o) {
             fail("--keep-fp32 " + name, "the model has no node of that name");
 
     std::vector<ember::tensor> samples;
-    for (const std::string& file : calibration_files(o.calibration)) add_samples(file, input, samples);
+    const calibration_files files = list_calibration_files(o.calibration);
+    if (files.pictures.empty() && o.picture_flags)
+        fail("--resize, --mean, --std, --bgr", "only apply to pictures; the calibration data is .npy");
+    for (const std::string& file : files.npy) add_samples(file, input, samples);
+    add_pictures(files.pictures, o, *g, samples);
     if (samples.empty()) fail("--calibration '" + o.calibration + "'", "holds no samples (its first axis is 0)");
 
     const example::session_threads threads(o.threads);

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # ember-quantize end to end on the bundled Fashion-MNIST model: the ten bundled pictures (decoded
 # by python3's zlib, pixels / 255 as the model was trained) are the calibration set; each method
-# (minmax, percentile, entropy; per tensor and per channel; a file and a folder) writes a QDQ
+# (minmax, percentile, entropy; per tensor and per channel; a file, a folder, the pictures
+# themselves) writes a QDQ
 # model that ember-run loads and runs, whose logits pick the same class as the FP32 model's for
 # every picture and stay within a few steps of them (the largest difference is printed); with
 # onnxruntime-node present (tools/ort_run.js) ONNX Runtime runs the QDQ model too. --progress
@@ -77,7 +78,9 @@ save('calib_small.npy', '<f4', (2, 1, 28, 20), [0.0] * (2 * 560), 'f')
 save('calib_flat.npy', '<f4', (4,), [0.0] * 4, 'f')
 PY
 echo "not a model" > junk.onnx
-mkdir -p empty_folder pictures && cp "$SOURCE/models/fashion_mnist/images/1_trouser.png" pictures/
+mkdir -p empty_folder pictures bad_pictures mixed && cp "$SOURCE"/models/fashion_mnist/images/*.png pictures/
+echo "not a picture" > bad_pictures/x.png
+cp pictures/1_trouser.png calib.npy mixed/
 
 failures=0
 checks=0
@@ -133,6 +136,7 @@ quantize minmax_per_channel --calibration calib.npy --per-channel
 quantize percentile --calibration calib.npy --method percentile --percentile 99.9
 quantize entropy --calibration calib.npy --method entropy --per-channel
 quantize folder --calibration folder --method=minmax
+quantize pictures --calibration pictures  # the same ten pictures, decoded and scaled by ember
 cmp -s minmax.onnx folder.onnx || fail "the folder's samples gave another model than the same samples in one file"
 # int8 weights: the QDQ file is about a quarter of the FP32 one (the float weights are dropped).
 checks=$((checks + 1))
@@ -200,8 +204,10 @@ expect_error "junk model" "model 'junk.onnx': " junk.onnx --calibration calib.np
 expect_error "no calibration" "command line: no calibration data" "$MODEL" --output x.onnx
 expect_error "no output" "command line: no output file" "$MODEL" --calibration calib.npy
 expect_error "missing data" "--calibration 'missing.npy': no such file or folder" "$MODEL" --calibration missing.npy --output x.onnx
-expect_error "empty folder" "--calibration 'empty_folder': the folder is empty" "$MODEL" --calibration empty_folder --output x.onnx
-expect_error "pictures" "--calibration 'pictures': the folder has no .npy files \(pictures are not read yet" "$MODEL" --calibration pictures --output x.onnx
+expect_error "empty folder" "--calibration 'empty_folder': the folder has no .npy files or pictures" "$MODEL" --calibration empty_folder --output x.onnx
+expect_error "bad picture" "--calibration 'bad_pictures/x.png': " "$MODEL" --calibration bad_pictures --output x.onnx
+expect_error "mixed folder" "--calibration 'mixed': the folder holds both .npy files and pictures" "$MODEL" --calibration mixed --output x.onnx
+expect_error "picture flags on npy" "--resize, --mean, --std, --bgr: only apply to pictures" "$MODEL" --calibration calib.npy --output x.onnx --mean 0.5
 expect_error "int data" "--calibration 'calib_int.npy': holds int32, the model's input 'input' is float32" "$MODEL" --calibration calib_int.npy --output x.onnx
 expect_error "wrong size" "--calibration 'calib_small.npy': a sample is \[1, 1, 28, 20\]" "$MODEL" --calibration calib_small.npy --output x.onnx
 expect_error "wrong rank" "--calibration 'calib_flat.npy': has shape \[4\]; expected \[N, ...\]" "$MODEL" --calibration calib_flat.npy --output x.onnx

@@ -6,3 +6,4 @@
 #include <ember/image.hpp>
 #include <ember/post.hpp>
 #include <ember/tiny.hpp>
+#include <ember/quant/quant.hpp>

@@ -949,3 +949,98 @@ TEST_CASE("passes: the anchor model zoo computes the same with the passes on and
         }
     }
 }
+
+// ---- QDQ folding ------------------------------------------------------------------------------
+
+namespace {
+
+// x (float) -> Q -> DQ -> Conv(DQ(w int8, per channel on axis 0), DQ(b int32, x_scale * w_scale))
+// [-> Relu] -> Q -> DQ -> y: the QDQ form ONNX Runtime's quantizer writes. bias_scale_factor
+// other than 1 dequantizes the bias with another scale (not foldable).
+graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f) {
+    const std::int64_t C = 6, M = 10;
+    graph_builder b("qdq_conv");
+    const value_id x = b.input("x", dtype::float32, {1, C, 9, 9});
+    const float xs = 0.02f, ys = 0.05f;
+    const value_id xs_v = b.constant("xs", make_f32({}, {xs}));
+    const value_id xz_v = b.constant("xz", ember::test::make<std::uint8_t>({}, {128}));
+    const value_id xq = b.node("QuantizeLinear", {x, xs_v, xz_v}, {}, "qx");
+    const value_id xd = b.node("DequantizeLinear", {xq, xs_v, xz_v}, {}, "dqx");
+    std::vector<std::int8_t> w(static_cast<std::size_t>(M * C * 9));
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<std::int8_t>(static_cast<int>((i * 37) % 255) - 127);
+    std::vector<float> ws(static_cast<std::size_t>(M));
+    std::vector<std::int32_t> bq(static_cast<std::size_t>(M));
+    std::vector<float> bs(static_cast<std::size_t>(M));
+    for (std::int64_t m = 0; m < M; ++m) {
+        ws[static_cast<std::size_t>(m)] = 0.001f * static_cast<float>(m + 1);
+        bq[static_cast<std::size_t>(m)] = static_cast<std::int32_t>(m * 97 - 400);
+        bs[static_cast<std::size_t>(m)] = xs * ws[static_cast<std::size_t>(m)] * bias_scale_factor;
+    }
+    const value_id wq = b.constant("w_quantized", ember::test::make<std::int8_t>({M, C, 3, 3}, w));
+    const value_id ws_v = b.constant("w_scale", make_f32({M}, ws));
+    const value_id wz_v = b.constant("w_zero_point", ember::test::make<std::int8_t>({M}, std::vector<std::int8_t>(static_cast<std::size_t>(M), 0)));
+    const value_id wd = b.node("DequantizeLinear", {wq, ws_v, wz_v}, {attribute::of("axis", std::int64_t{0})}, "dqw");
+    std::vector<value_id> conv_in{xd, wd};
+    if (bias) {
+        const value_id bqv = b.constant("b_quantized", ember::test::make<std::int32_t>({M}, bq));
+        const value_id bsv = b.constant("b_scale", make_f32({M}, bs));
+        conv_in.push_back(b.node("DequantizeLinear", {bqv, bsv}, {attribute::of("axis", std::int64_t{0})}, "dqb"));
+    }
+    value_id y = b.node("Conv", conv_in, {attribute::of("pads", std::vector<std::int64_t>{1, 1, 1, 1})}, "conv");
+    if (relu) y = b.node("Relu", {y}, {}, "relu");
+    const value_id ys_v = b.constant("ys", make_f32({}, {ys}));
+    const value_id yz_v = b.constant("yz", ember::test::make<std::uint8_t>({}, {100}));
+    const value_id yq = b.node("QuantizeLinear", {y, ys_v, yz_v}, {}, "qy");
+    b.output(b.node("DequantizeLinear", {yq, ys_v, yz_v}, {}, "dqy"), "y");
+    return build(b, 13);
+}
+
+// Outputs with and without QDQ folding: the folded one differs at most by one quantization step
+// (0.05), and rarely.
+void check_folded_matches(const graph& g) {
+    const tensor x = random_f32({1, 6, 9, 9}, 77);
+    const tensor with = run(g, {x})[0];
+    const tensor without = run(g, {x}, with_passes(all_but(&ember::pass_options::qdq_folding)))[0];
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < with.size(); ++i) {
+        const float d = std::fabs(with.data<float>()[i] - without.data<float>()[i]);
+        CHECK(d <= 0.05f * 1.001f);
+        differ += d > 0.0f ? 1 : 0;
+    }
+    CHECK(differ * 100 <= with.size());
+}
+
+} // namespace
+
+TEST_CASE("passes: the QDQ form of a convolution folds into QLinearConv, with a Relu into FusedQLinearConv") {
+    for (bool bias : {true, false}) {
+        CAPTURE(bias);
+        const graph plain = qdq_conv_graph(false, bias);
+        const graph o = optimized(plain);
+        CHECK(count_op(o, "Conv") == 0);
+        const ember::node& q = only_node(o, "QLinearConv");
+        CHECK(q.inputs.size() == (bias ? 9u : 8u));
+        CHECK(count_op(o, "QuantizeLinear") == 1);    // the input's
+        CHECK(count_op(o, "DequantizeLinear") == 1);  // the output's; the weights' and the bias's are gone
+        check_folded_matches(plain);
+
+        const graph with_relu = qdq_conv_graph(true, bias);
+        const graph r = optimized(with_relu);
+        CHECK(count_op(r, "Relu") == 0);
+        const ember::node& f = only_node(r, "FusedQLinearConv");
+        CHECK(f.domain == "ember");
+        CHECK(activation_of(f) == "Relu");
+        check_folded_matches(with_relu);
+    }
+}
+
+TEST_CASE("passes: a QDQ convolution is not folded when the integer form would compute something else") {
+    // the bias dequantized with a scale other than x_scale * w_scale: Conv + Relu stay float (fused)
+    const graph mismatched = optimized(qdq_conv_graph(true, true, 1.5f));
+    CHECK(count_op(mismatched, "FusedConv") == 1);
+    CHECK(count_op(mismatched, "FusedQLinearConv") + count_op(mismatched, "QLinearConv") == 0);
+    // the pass turned off
+    const graph off = optimized(qdq_conv_graph(true, true), with_passes(all_but(&ember::pass_options::qdq_folding)));
+    CHECK(count_op(off, "FusedConv") == 1);
+    CHECK(count_op(off, "FusedQLinearConv") + count_op(off, "QLinearConv") == 0);
+}

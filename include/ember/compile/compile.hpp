@@ -228,14 +228,14 @@ private:
         if (choose_kernels() != status::ok) return status::invalid_argument;
         if (resolve_inputs() != status::ok || resolve_constants() != status::ok || infer_nodes() != status::ok || shape_passes() != status::ok)
             return status::invalid_model;
-        if (counts_.identities + counts_.batch_norms + counts_.layout + counts_.dead + counts_.fused != 0)
-            diag_.log(log_level::debug, "passes on '{}': {} Identity/Dropout removed, {} BatchNormalization folded, {} Transpose/Reshape removed, "
-                      "{} dead nodes removed, {} epilogues fused", g().name, counts_.identities, counts_.batch_norms, counts_.layout,
-                      counts_.dead, counts_.fused);
+        if (counts_.identities + counts_.batch_norms + counts_.layout + counts_.dead + counts_.fused + counts_.qdq != 0)
+            diag_.log(log_level::debug, "passes on '{}': {} Identity/Dropout removed, {} QDQ convolutions folded, {} BatchNormalization folded, "
+                      "{} Transpose/Reshape removed, {} dead nodes removed, {} epilogues fused", g().name, counts_.identities, counts_.qdq,
+                      counts_.batch_norms, counts_.layout, counts_.dead, counts_.fused);
         return status::ok;
     }
 
-    // Passes 5-6 (compile/passes/passes.hpp) on the inferred graph; then the nodes they changed
+    // Passes 6-7 (compile/passes/passes.hpp) on the inferred graph; then the nodes they changed
     // are inferred again (their inputs' shapes are all known) and the rest keep their records.
     status shape_passes() {
         const pass_options& p = options_.passes;

@@ -199,8 +199,8 @@ inline void fast_kernel(const void* p, const run_context& ctx) noexcept {
 }
 
 /// Binds the fast path when it applies (`bound`); x (input 0), y (output 0) and the constants as
-/// described above. y_type: int32, uint8 or int8.
-inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constants& c, dtype x_type, dtype y_type, bool& bound) {
+/// described above. y_type: int32, uint8 or int8; relu (8-bit output): clamp below at y_zp.
+inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constants& c, dtype x_type, dtype y_type, bool relu, bool& bound) {
     bound = false;
     const kernel_context* k = ctx.kernels();
     if (!k || !k->table->gemm_u8s8 || g.geo.rank == 0 || g.geo.rank > 2 || !c.w) return status::ok;
@@ -249,7 +249,7 @@ inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constan
         const bool y_signed = y_type == dtype::int8;
         f.out = y_signed ? kernels::qgemm_epilogue::output::int8 : kernels::qgemm_epilogue::output::uint8;
         f.y_zp = static_cast<std::int32_t>(int_at(*c.y_zp, 0));
-        f.lo = y_signed ? -128 : 0;
+        f.lo = relu ? f.y_zp : (y_signed ? -128 : 0);
         f.hi = y_signed ? 127 : 255;
     }
 
@@ -359,7 +359,7 @@ struct conv_integer {
         c.w_zp = ctx.input_constant(3);
         if ((!ctx.has_input(2) || c.x_zp) && (!ctx.has_input(3) || c.w_zp)) {
             bool bound = false;
-            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), dtype::int32, bound); s != status::ok || bound) return s;
+            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), dtype::int32, false, bound); s != status::ok || bound) return s;
         }
         g.x = ctx.input(0);
         g.w = ctx.input(1);
@@ -393,6 +393,7 @@ struct qlinear_conv {
         qconv_detail::geometry geo;
         operand x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, b, y;
         bool has_b = false, w_scale_per_channel = false, w_zp_per_channel = false;
+        bool relu = false;  // FusedQLinearConv's activation: y = max(y, y_zp)
     };
 
     static status plan(const attributes& a, infer_context& ctx, args& g) {
@@ -429,7 +430,8 @@ struct qlinear_conv {
     }
 
     // The definition: the exact integer sum plus the bias, scaled by x_scale * w_scale[m] /
-    // y_scale (float), rounded half to even, shifted by y_zp, clamped. b may be null.
+    // y_scale (float), rounded half to even, shifted by y_zp, clamped (with relu, below at y_zp:
+    // the quantized Relu). b may be null.
     template <class X, class W, class Y>
     static void reference(const args& g, const X* x, float x_scale, X x_zp, const W* w, const float* w_scale, const W* w_zp, float y_scale,
                           Y y_zp, const std::int32_t* b, Y* y, const executor* ex) noexcept {
@@ -438,7 +440,8 @@ struct qlinear_conv {
             [&](std::int64_t i, std::int64_t m, std::int64_t acc) {
                 const float multiplier = x_scale * w_scale[g.w_scale_per_channel ? m : 0] / y_scale;
                 const double real = static_cast<double>(acc + (b ? b[m] : 0)) * static_cast<double>(multiplier);
-                y[i] = quant_detail::saturate<Y>(quant_detail::round_half_even(real) + static_cast<double>(y_zp), y_zp);
+                const Y q = quant_detail::saturate<Y>(quant_detail::round_half_even(real) + static_cast<double>(y_zp), y_zp);
+                y[i] = g.relu && q < y_zp ? y_zp : q;
             },
             ex);
     }
@@ -457,9 +460,12 @@ struct qlinear_conv {
         return qconv_detail::fast_workspace(g.geo, ctx);
     }
 
-    static status bind(const attributes& a, bind_context& ctx) {
+    static status bind(const attributes& a, bind_context& ctx) { return bind_with(a, ctx, false); }
+
+    static status bind_with(const attributes& a, bind_context& ctx, bool relu) {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
+        g.relu = relu;
         qconv_detail::fast_constants c;
         c.x_scale = ctx.input_constant(1);
         c.x_zp = ctx.input_constant(2);
@@ -471,7 +477,7 @@ struct qlinear_conv {
         c.bias = ctx.input_constant(8);
         if (c.x_zp && c.w_zp && (!ctx.has_input(8) || c.bias)) {
             bool bound = false;
-            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), ctx.input_type(7), bound); s != status::ok || bound)
+            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), ctx.input_type(7), relu, bound); s != status::ok || bound)
                 return s;
         }
         g.x = ctx.input(0);

@@ -3,6 +3,8 @@
 //   FusedConv   (X, W, B?, Z?)     y = act(Conv(X, W, B) + Z)
 //   FusedGemm   (A, B, C?, Z?)     y = act(Gemm(A, B, C) + Z)
 //   FusedMatMul (A, B, bias?, Z?)  y = act(MatMul(A, B) + bias + Z), bias 1-D [N]
+//   FusedQLinearConv (QLinearConv's inputs)  QLinearConv, then with activation "Relu" clamped
+//                    below at y_zp (the quantized Relu); made by QDQ folding (fold_qdq.hpp)
 // with the attributes of the op they extend plus `activation` (a string, ops/epilogue.hpp:
 // "", "Relu", "Clip", "LeakyRelu", "HardSigmoid", "HardSwish", "Sigmoid", "Silu", "Gelu") and
 // `activation_params` (floats: Clip min, max; LeakyRelu alpha; HardSigmoid alpha, beta; none
@@ -20,6 +22,7 @@
 
 #include "ember/ops/binary.hpp"
 #include "ember/ops/conv.hpp"
+#include "ember/ops/conv_integer.hpp"
 #include "ember/ops/epilogue.hpp"
 #include "ember/ops/fast_gemm.hpp"
 #include "ember/ops/gemm.hpp"
@@ -340,6 +343,34 @@ struct fused_matmul {
         fast_gemm_args f;
         if (plan(a, const_cast<infer_context&>(ctx), g, out) != status::ok || !fast_plan(ctx, g, f)) return 0;
         return fast_gemm_workspace(*ctx.kernels(), true, !matmul::prepacks_b(ctx, f));
+    }
+};
+
+/// QLinearConv with an optional quantized Relu: QuantizeLinear(Relu(y)) = max(QuantizeLinear(y),
+/// y_zp) for a positive y_scale. activation: "" or "Relu".
+struct fused_qlinear_conv {
+    static constexpr std::string_view onnx_name = "FusedQLinearConv";
+    static constexpr std::string_view onnx_domain = ember_domain;
+    static constexpr op_flags flags = op_flags::none;
+
+    struct attributes : qlinear_conv::attributes {
+        std::string activation;
+    };
+    static constexpr auto onnx_attributes = std::tuple_cat(qlinear_conv::onnx_attributes, std::make_tuple(attr("activation", &attributes::activation)));
+
+    static status check(const attributes& a, infer_context& ctx) {
+        if (!a.activation.empty() && a.activation != "Relu")
+            return ctx.fail(status::unsupported_op, "activation '{}' is not supported (expected Relu or none)", a.activation);
+        return status::ok;
+    }
+    static status infer(const attributes& a, infer_context& ctx) {
+        if (status s = check(a, ctx); s != status::ok) return s;
+        return qlinear_conv::infer(a, ctx);
+    }
+    static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) { return qlinear_conv::workspace_bytes(a, ctx); }
+    static status bind(const attributes& a, bind_context& ctx) {
+        if (status s = check(a, ctx); s != status::ok) return s;
+        return qlinear_conv::bind_with(a, ctx, a.activation == "Relu");
     }
 };
 

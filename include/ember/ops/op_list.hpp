@@ -142,6 +142,7 @@ using builtin = type_list<
     fused_conv,    // domain "ember": made by epilogue fusion (compile/passes/fuse_epilogue.hpp)
     fused_gemm,
     fused_matmul,
+    fused_qlinear_conv,  // domain "ember": made by QDQ folding (compile/passes/fold_qdq.hpp)
     gather,
     gather_elements,
     gather_nd,

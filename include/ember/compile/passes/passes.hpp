@@ -5,12 +5,13 @@
 //
 //   before shape inference (the graph alone):
 //     1. identity_removal       Identity, inference-mode Dropout          remove_identity.hpp
-//     2. batch_norm_folding     Conv/Gemm + BatchNormalization -> new weights  fold_batch_norm.hpp
-//     3. layout_simplification  Transpose pairs, Reshape chains           simplify_layout.hpp
-//     4. dead_code              nodes no output depends on                dead_code.hpp
+//     2. qdq_folding            DQ + Conv [+ Relu] + Q -> QLinearConv     fold_qdq.hpp
+//     3. batch_norm_folding     Conv/Gemm + BatchNormalization -> new weights  fold_batch_norm.hpp
+//     4. layout_simplification  Transpose pairs, Reshape chains           simplify_layout.hpp
+//     5. dead_code              nodes no output depends on                dead_code.hpp
 //   after shape inference (shapes and folded values known):
-//     5. layout_simplification  Reshapes that keep the shape              simplify_layout.hpp
-//     6. epilogue_fusion        Conv/Gemm/MatMul [+ bias] [+ Z] [+ act]   fuse_epilogue.hpp
+//     6. layout_simplification  Reshapes that keep the shape              simplify_layout.hpp
+//     7. epilogue_fusion        Conv/Gemm/MatMul [+ bias] [+ Z] [+ act]   fuse_epilogue.hpp
 //
 // ember::optimize() (compile/compile.hpp) returns the rewritten graph, for tests and tools.
 #pragma once
@@ -21,6 +22,7 @@
 
 #include "ember/compile/passes/dead_code.hpp"
 #include "ember/compile/passes/fold_batch_norm.hpp"
+#include "ember/compile/passes/fold_qdq.hpp"
 #include "ember/compile/passes/fuse_epilogue.hpp"
 #include "ember/compile/passes/remove_identity.hpp"
 #include "ember/compile/passes/rewrite.hpp"
@@ -50,12 +52,16 @@ struct pass_options {
     /// Merge Transpose pairs (dropping them when they cancel), collapse Reshape chains, and remove
     /// Transposes by the identity permutation and Reshapes that keep the shape.
     bool layout_simplification = true;
+    /// Fold the QDQ form of an integer convolution (DequantizeLinear of the input, the constant
+    /// weights and the int32 bias, Conv, [Relu,] QuantizeLinear) into one QLinearConv (or
+    /// FusedQLinearConv with the Relu), which runs on the INT8 kernels.
+    bool qdq_folding = true;
 
     /// Every pass off: compile() compiles the graph as given.
-    static constexpr pass_options none() noexcept { return pass_options{false, false, false, false, false}; }
+    static constexpr pass_options none() noexcept { return pass_options{false, false, false, false, false, false}; }
     /// Whether any pass is on.
     constexpr bool any() const noexcept {
-        return identity_removal || dead_code || batch_norm_folding || epilogue_fusion || layout_simplification;
+        return identity_removal || dead_code || batch_norm_folding || epilogue_fusion || layout_simplification || qdq_folding;
     }
 };
 
@@ -63,18 +69,19 @@ namespace detail {
 
 /// What the passes did, for compile()'s log.
 struct pass_counts {
-    std::size_t identities = 0, batch_norms = 0, layout = 0, dead = 0, fused = 0;
+    std::size_t identities = 0, batch_norms = 0, layout = 0, dead = 0, fused = 0, qdq = 0;
 };
 
-/// Passes 1-4, on a graph without shapes (rw made without value states).
+/// Passes 1-5, on a graph without shapes (rw made without value states).
 inline void run_graph_passes(graph_rewrite& rw, const pass_options& p, pass_counts& counts) {
     if (p.identity_removal) counts.identities += remove_identities(rw);
+    if (p.qdq_folding) counts.qdq += fold_qdq(rw);
     if (p.batch_norm_folding) counts.batch_norms += fold_batch_norms(rw);
     if (p.layout_simplification) counts.layout += simplify_layout(rw);
     if (p.dead_code) counts.dead += remove_dead_nodes(rw);
 }
 
-/// Passes 5-6, with the compiler's inferred shapes (rw made with value states); order is a
+/// Passes 6-7, with the compiler's inferred shapes (rw made with value states); order is a
 /// topological order of rw's nodes.
 inline void run_shape_passes(graph_rewrite& rw, const pass_options& p, const std::vector<std::uint32_t>& order, pass_counts& counts) {
     if (p.layout_simplification) counts.layout += remove_noop_reshapes(rw);

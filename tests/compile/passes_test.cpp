@@ -957,7 +957,7 @@ namespace {
 // x (float) -> Q -> DQ -> Conv(DQ(w int8, per channel on axis 0), DQ(b int32, x_scale * w_scale))
 // [-> Relu] -> Q -> DQ -> y: the QDQ form ONNX Runtime's quantizer writes. bias_scale_factor
 // other than 1 dequantizes the bias with another scale (not foldable).
-graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f) {
+graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool float_bias = false) {
     const std::int64_t C = 6, M = 10;
     graph_builder b("qdq_conv");
     const value_id x = b.input("x", dtype::float32, {1, C, 9, 9});
@@ -981,7 +981,11 @@ graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f) {
     const value_id wz_v = b.constant("w_zero_point", ember::test::make<std::int8_t>({M}, std::vector<std::int8_t>(static_cast<std::size_t>(M), 0)));
     const value_id wd = b.node("DequantizeLinear", {wq, ws_v, wz_v}, {attribute::of("axis", std::int64_t{0})}, "dqw");
     std::vector<value_id> conv_in{xd, wd};
-    if (bias) {
+    if (float_bias) {
+        std::vector<float> bf(static_cast<std::size_t>(M));
+        for (std::size_t m = 0; m < bf.size(); ++m) bf[m] = 0.0123f * static_cast<float>(m) - 0.05f;
+        conv_in.push_back(b.constant("b", make_f32({M}, bf)));
+    } else if (bias) {
         const value_id bqv = b.constant("b_quantized", ember::test::make<std::int32_t>({M}, bq));
         const value_id bsv = b.constant("b_scale", make_f32({M}, bs));
         conv_in.push_back(b.node("DequantizeLinear", {bqv, bsv}, {attribute::of("axis", std::int64_t{0})}, "dqb"));
@@ -1032,6 +1036,10 @@ TEST_CASE("passes: the QDQ form of a convolution folds into QLinearConv, with a 
         CHECK(activation_of(f) == "Relu");
         check_folded_matches(with_relu);
     }
+    // a float bias (left float by the quantizer) is quantized with x_scale * w_scale
+    const graph float_bias = qdq_conv_graph(true, false, 1.0f, true);
+    CHECK(only_node(optimized(float_bias), "FusedQLinearConv").inputs.size() == 9u);
+    check_folded_matches(float_bias);
 }
 
 TEST_CASE("passes: a QDQ convolution is not folded when the integer form would compute something else") {

@@ -420,3 +420,33 @@ TEST_CASE("quantized matmul and conv give the same bytes with a thread pool") {
     same("MatMulInteger", {a, b, scalar<u8>(7), ember::test::make<u8>({4}, {1, 2, 3, 4})}, {});
     same("QLinearMatMul", {a, scalar_f32(0.1f), scalar<u8>(7), b, scalar_f32(0.05f), scalar<u8>(9), scalar_f32(3.0f), scalar<u8>(100)}, {});
 }
+
+TEST_CASE("quantizelinear: the vectorised kernel of every table gives the reference's bytes (ties, NaN, inf, saturation)") {
+    std::vector<float> x;
+    const float scale = 0.25f;
+    for (int k = -700; k <= 700; ++k) x.push_back(static_cast<float>(k) * 0.125f);  // every other one a tie (k/2 + .5 steps)
+    std::mt19937 rng(5);
+    std::uniform_real_distribution<float> d(-80.0f, 80.0f);
+    for (int i = 0; i < 3001; ++i) x.push_back(d(rng));
+    for (float v : {std::nanf(""), std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), 3e9f, -3e9f, 1e30f, -0.0f})
+        x.push_back(v);
+    const tensor xt = f32({static_cast<std::int64_t>(x.size())}, x);
+    for (const bool is_signed : {false, true}) {
+        const tensor zp = is_signed ? scalar<i8>(-7) : scalar<u8>(131);
+        const std::vector<tensor> in = {xt, scalar_f32(scale), zp};
+        ember::test::node_setup setup;
+        setup.opset = 13;
+        setup.constant = {false, true, true};
+        setup.options.isa = "reference";
+        const op_run ref = ember::test::run_node_with("QuantizeLinear", in, {}, setup);
+        REQUIRE(ref.compiled);
+        for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
+            CAPTURE(t->name);
+            CAPTURE(is_signed);
+            setup.options.isa = std::string(t->name);
+            const op_run fast = ember::test::run_node_with("QuantizeLinear", in, {}, setup);
+            REQUIRE(fast.compiled);
+            CHECK(std::memcmp(fast.outputs[0].bytes(), ref.outputs[0].bytes(), x.size()) == 0);
+        }
+    }
+}

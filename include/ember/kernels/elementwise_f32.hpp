@@ -141,6 +141,34 @@ void activation_f32(const activation_spec& spec, const float* x, float* y, std::
     });
 }
 
+/// QuantizeLinear per tensor: y = clamp(nearbyint(x / scale) + zero_point, lo, hi), NaN to the
+/// zero point, as bytes (int8 as its two's complement). The division is IEEE (the reference's
+/// float x / scale), nearbyint rounds half to even; the clamp is done in float, where an
+/// integer-valued sum is exact below 2^24 and anything larger saturates anyway (so do +-inf).
+template <class Arch>
+void quantize_f32(const float* x, std::int64_t n, float scale, std::int32_t zero_point, std::int32_t lo, std::int32_t hi,
+                  std::uint8_t* y) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    const B s(scale), zp(static_cast<float>(zero_point)), flo(static_cast<float>(lo)), fhi(static_cast<float>(hi));
+    alignas(64) std::int32_t q[64];
+    alignas(64) float tail[64] = {};
+    for (std::int64_t i = 0; i < n; i += W) {
+        const std::int64_t len = n - i < W ? n - i : W;
+        B v;
+        if (len == W) {
+            v = B::load_unaligned(x + i);
+        } else {
+            for (std::int64_t t = 0; t < len; ++t) tail[t] = x[i + t];
+            v = B::load_aligned(tail);
+        }
+        B r = xsimd::nearbyint(v / s) + zp;
+        r = xsimd::select(xsimd::isnan(r), zp, xsimd::min(xsimd::max(r, flo), fhi));
+        xsimd::to_int(r).store_aligned(q);
+        for (std::int64_t t = 0; t < len; ++t) y[i + t] = static_cast<std::uint8_t>(q[t]);
+    }
+}
+
 /// y[r] = mean of x[r * size, (r + 1) * size) for r in [0, rows) (size > 0).
 template <class Arch>
 void row_mean_f32(const float* x, std::int64_t rows, std::int64_t size, float* y) noexcept {

@@ -234,7 +234,10 @@ void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr,
             j += len;
         }
     }
-    alignas(64) std::uint8_t rows[G][NR] = {};  // columns past nr stay 0
+    // columns past nr stay 0; rows at least 64 bytes apart, so that GCC's vectoriser (-O3) sees
+    // room for its widest store in the copy loops, which it cannot bound by nr <= NR
+    constexpr int ROW = NR < 64 ? 64 : NR;
+    alignas(64) std::uint8_t rows[G][ROW] = {};
     const std::int64_t kg = (pr.k + G - 1) / G;
     for (std::int64_t kk = 0; kk < kg; ++kk) {
         for (int g = 0; g < G; ++g) {

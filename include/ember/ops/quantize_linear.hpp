@@ -157,10 +157,43 @@ struct quantize_linear {
         g.y = ctx.output(0);
     }
 
+    // The fast path: float32 x, per-tensor scale and zero point, split into pieces over the
+    // executor (kernels::quantize_f32: the same values as the reference).
+    struct fast_args {
+        args base;
+        decltype(simd::kernel_table::quantize_f32) run = nullptr;
+        bool is_signed = false;
+        std::int64_t pieces = 1;
+    };
+
+    static void fast_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        const args& g = f.base;
+        const float* x = ctx.at<const float>(g.x);
+        auto* y = ctx.at<std::uint8_t>(g.y);
+        const float scale = *ctx.at<const float>(g.scale);
+        std::int32_t zp = 0;
+        if (g.has_zero_point)
+            zp = f.is_signed ? std::int32_t{*ctx.at<const std::int8_t>(g.zero_point)} : std::int32_t{*ctx.at<const std::uint8_t>(g.zero_point)};
+        const std::int32_t lo = f.is_signed ? -128 : 0, hi = f.is_signed ? 127 : 255;
+        for_each_piece(ctx.exec, g.count, f.pieces, [&](std::int64_t begin, std::int64_t end) noexcept {
+            f.run(x + begin, end - begin, scale, zp, lo, hi, y + begin);
+        });
+    }
+
     static status bind(const attributes& a, bind_context& ctx) {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
         bind_operands(ctx, g);
+        if (ctx.kernels() && ctx.input_type(0) == dtype::float32 && !g.layout.per_axis) {
+            fast_args f;
+            f.base = g;
+            f.run = ctx.kernels()->table->quantize_f32;
+            f.is_signed = ctx.output_type(0) == dtype::int8;
+            f.pieces = elementwise_pieces(g.count, ctx.kernels()->slots);
+            ctx.emit(&fast_kernel, f);
+            return status::ok;
+        }
         const bool from_int = ctx.input_type(0) == dtype::int32;
         if (ctx.output_type(0) == dtype::int8)
             ctx.emit(from_int ? &kernel<std::int32_t, std::int8_t> : &kernel<float, std::int8_t>, g);

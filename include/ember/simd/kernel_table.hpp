@@ -53,6 +53,8 @@ struct kernel_table {
     void (*softmax_rows_f32)(const float* x, float* y, std::int64_t rows, std::int64_t n) noexcept = nullptr;
     void (*layer_norm_rows_f32)(const float* x, const float* scale, const float* bias, float* y, float* mean, float* inv_std,
                                 std::int64_t rows, std::int64_t n, float eps) noexcept = nullptr;
+    void (*quantize_f32)(const float* x, std::int64_t n, float scale, std::int32_t zero_point, std::int32_t lo, std::int32_t hi,
+                         std::uint8_t* y) noexcept = nullptr;
     // INT8 GEMM (kernels/gemm_u8s8.hpp); all null (and int8_name empty) where the arch has none
     std::string_view int8_name;
     std::int64_t (*packed_u8s8_weight_bytes)(std::int64_t m, std::int64_t k) noexcept = nullptr;

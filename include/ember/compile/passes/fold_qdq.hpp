@@ -4,7 +4,7 @@
 //
 //   Conv(DequantizeLinear(xq, xs, xz),
 //        DequantizeLinear(wq, ws, wz?),        wq constant
-//        DequantizeLinear(bq, xs * ws, 0?))    int32, optional
+//        DequantizeLinear(bq, xs * ws, 0?))    int32, optional (or a float constant)
 //   -> [Relu] -> QuantizeLinear(ys, yz) -> yq
 //
 // becomes one QLinearConv(xq, xs, xz, wq, ws, wz, ys, yz, bq) (FusedQLinearConv with activation
@@ -12,6 +12,9 @@
 // which runs on the INT8 kernels. It computes what the float graph computes, up to the rounding
 // of one multiply: Conv sums exactly the products the integer sums hold (each DQ is exact in
 // float up to its own rounding) and the bias must be dequantized with exactly xs * ws (checked).
+// A float bias (torch exports share biases through Identity nodes, which quantizers then leave
+// float) is quantized here with xs * ws, as ONNX Runtime's quantizer does: off by at most half of
+// xs * ws, a small fraction of one output step.
 //
 // Conditions: every scale and zero point constant, xs / xz / ys / yz per tensor, ws per tensor or
 // per output channel (DequantizeLinear's axis 0), the float values between the nodes read by the
@@ -91,7 +94,10 @@ private:
         if (w.zero_point != no_value && !rw_.constant(w.zero_point)) return false;
         // the bias: int32 dequantized with exactly xs * ws and zero point 0
         value_id bq = no_value;
-        if (conv.inputs.size() == 3 && conv.inputs[2] != no_value) {
+        const tensor* float_bias = conv.inputs.size() == 3 ? rw_.constant(conv.inputs[2]) : nullptr;
+        if (float_bias) {
+            if (float_bias->type() != dtype::float32 || float_bias->size() != static_cast<std::size_t>(M)) return false;
+        } else if (conv.inputs.size() == 3 && conv.inputs[2] != no_value) {
             if (!dequantized(conv.inputs[2], b)) return false;
             const tensor* bt = rw_.constant(b.q);
             const tensor* bs = rw_.constant(b.scale);
@@ -138,6 +144,19 @@ private:
             result<tensor> zero = tensor::create(wq->type(), shape{});  // absent: 0 of w's type (ONNX's default), zero-filled
             if (!zero) return false;
             wz = rw_.add_constant(g_name(w.q) + "_zero_point", std::move(*zero));
+        }
+        if (float_bias) {
+            // quantized with x_scale * w_scale, as ONNX Runtime's quantizer does
+            result<tensor> q32 = tensor::create(dtype::int32, shape{M});
+            if (!q32) return false;
+            const double x_scale = xs->data<float>()[0];
+            for (std::int64_t m = 0; m < M; ++m) {
+                const double step = x_scale * ws->data<float>()[per_channel ? m : 0];
+                const double v = step > 0.0 ? ops::quant_detail::round_half_even(float_bias->data<float>()[m] / step) : 0.0;
+                if (!(v >= -2147483648.0 && v <= 2147483647.0)) return false;
+                q32->data<std::int32_t>()[m] = static_cast<std::int32_t>(v);
+            }
+            bq = rw_.add_constant(g_name(conv.inputs[2]) + "_quantized", std::move(*q32));
         }
         const value_id xq = x.q, xscale = x.scale, xzero = x.zero_point, wqv = w.q, wscale = w.scale;
         rw_.remove_node(next);

@@ -159,8 +159,10 @@ constexpr std::int64_t u8s8_workspace_bytes(std::int64_t k) noexcept {
 
 namespace u8s8_detail {
 
-// One packed word: values v[0..group) (the missing ones 0), as bytes or as int16.
-template <int Group>
+// One packed word: values v[0..group) (the missing ones 0), as bytes or as int16. Everything
+// here is templated on Arch (STYLE.md 4.7): a plain inline function compiled in the AVX-512
+// translation unit was picked by the linker for the SSE2 path, and crashed a pre-AVX CPU.
+template <class Arch, int Group>
 inline std::int32_t word(const std::int32_t* v) noexcept {
     std::uint32_t w = 0;
     if constexpr (Group == 4) {
@@ -178,7 +180,8 @@ struct conv_run {
     std::int64_t j, len, ih0, iw0;  // first column in the panel, columns, input row and column at tap (0, 0)
 };
 
-inline void gather_row(const gemm_u8s8_problem& pr, const conv_run* runs, int run_count, std::int64_t p, std::int64_t j0, std::int64_t nr,
+template <class Arch>
+void gather_row(const gemm_u8s8_problem& pr, const conv_run* runs, int run_count, std::int64_t p, std::int64_t j0, std::int64_t nr,
                        std::uint8_t* out) noexcept {
     const std::uint8_t flip = pr.x_flip;
     if (!pr.conv) {
@@ -243,7 +246,7 @@ void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr,
         for (int g = 0; g < G; ++g) {
             const std::int64_t p = kk * G + g;
             if (p < pr.k)
-                gather_row(pr, runs, run_count, p, j0, nr, rows[g]);
+                gather_row<Arch>(pr, runs, run_count, p, j0, nr, rows[g]);
             else
                 for (int j = 0; j < NR; ++j) rows[g][j] = 0;
         }
@@ -330,7 +333,7 @@ void pack_u8s8_weights(const std::int8_t* w, std::int64_t rs, std::int64_t m, st
                 if (i0 + i < m)
                     for (int g = 0; g < G; ++g)
                         if (kk * G + g < k) v[g] = w[(i0 + i) * rs + kk * G + g];
-                *dst++ = u8s8_detail::word<G>(v);
+                *dst++ = u8s8_detail::word<Arch, G>(v);
             }
 }
 

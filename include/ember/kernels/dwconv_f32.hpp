@@ -279,13 +279,7 @@ void run_planes(const dwconv_f32_problem& p, float* workspace, std::int64_t slot
         const std::int64_t begin = p.planes * s / slots, end = p.planes * (s + 1) / slots;
         for (std::int64_t i = begin; i < end; ++i) padded_plane<Arch, Max>(p, l, i, ws, i == begin, act);
     };
-    if (slots == 1) {
-        run_slot(0);
-        return;
-    }
-    parallel_for(ex, static_cast<std::size_t>(slots), [&](std::size_t begin, std::size_t end) noexcept {
-        for (std::size_t s = begin; s < end; ++s) run_slot(static_cast<std::int64_t>(s));
-    });
+    for_each_slot(ex, slots, run_slot);
 }
 
 } // namespace dwconv_detail

@@ -447,13 +447,7 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
                 }
             }
         };
-        if (slots == 1) {
-            run_slot(0);
-        } else {
-            parallel_for(ex, static_cast<std::size_t>(slots), [&](std::size_t begin, std::size_t end) noexcept {
-                for (std::size_t s = begin; s < end; ++s) run_slot(static_cast<std::int64_t>(s));
-            });
-        }
+        for_each_slot(ex, slots, run_slot);
     });
 }
 

@@ -357,13 +357,7 @@ void gemm_u8s8(const gemm_u8s8_problem& pr, void* workspace, std::int64_t slots,
                 u8s8_detail::micro<Arch>(kg, pr.packed_w + i0 * kg, xp, pr.post, i0, pr.m - i0 < MR ? pr.m - i0 : MR, j0, nr);
         }
     };
-    if (slots == 1) {
-        run_slot(0);
-    } else {
-        parallel_for(ex, static_cast<std::size_t>(slots), [&](std::size_t begin, std::size_t end) noexcept {
-            for (std::size_t s = begin; s < end; ++s) run_slot(static_cast<std::int64_t>(s));
-        });
-    }
+    for_each_slot(ex, slots, run_slot);
 }
 
 } // namespace kernels

@@ -267,15 +267,7 @@ void winograd_f32(const winograd_f32_problem& p, float* workspace, std::int64_t 
     float* v = workspace;  // 36 packed B operands (C x ts), v_stride apart
     float* m = v + 36 * v_stride;
     float* scratch = m + 36 * m_stride;
-    auto over_slots = [&](auto&& body) noexcept {
-        if (slots == 1) {
-            body(std::int64_t{0});
-            return;
-        }
-        parallel_for(ex, static_cast<std::size_t>(slots), [&](std::size_t b, std::size_t e) noexcept {
-            for (std::size_t s = b; s < e; ++s) body(static_cast<std::int64_t>(s));
-        });
-    };
+    auto over_slots = [&](auto&& body) noexcept { for_each_slot(ex, slots, body); };
     constexpr std::int64_t NR = gemm_blocking<Arch>::nr;
     const std::int64_t panels = ts / NR, slot_scratch = wd::scratch_floats<Arch>(p.out_h, p.out_w);
     // tiles [t0, t1) (whole GEMM column panels from t0; ts_s columns) through the three steps

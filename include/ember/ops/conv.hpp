@@ -133,22 +133,10 @@ struct conv {
             f->group = g.group;
             f->in_channels = g.in_channels;
             f->out_per_group = g.out_channels / g.group;
-            f->src.in_h = G.in[1];
-            f->src.in_w = G.in[2];
-            f->src.out_w = G.out[2];
             f->out_size = G.out[1] * G.out[2];
             f->depthwise = g.group > 1 && g.in_channels == 1 && g.out_channels == g.group;
             if (f->depthwise) f->depthwise_geometry = plane_geometry(G, g.batch * g.group, g.group);
-            f->src.kh = G.kernel[1];
-            f->src.kw = G.kernel[2];
-            f->src.stride_h = G.stride[1];
-            f->src.stride_w = G.stride[2];
-            f->src.pad_h = G.pad_begin[1];
-            f->src.pad_w = G.pad_begin[2];
-            f->src.dil_h = G.dilation[1];
-            f->src.dil_w = G.dilation[2];
-            f->pointwise = G.kernel_size() == 1 && G.stride[1] == 1 && G.stride[2] == 1 && G.pad_begin[1] == 0 && G.pad_begin[2] == 0 &&
-                           G.pad_end[1] == 0 && G.pad_end[2] == 0;
+            f->pointwise = set_conv_window(G, f->src);
             f->slots = static_cast<std::int64_t>(k->slots);
             f->winograd = use_winograd(g, ctx, *k);
             if (f->winograd) {

@@ -229,20 +229,8 @@ inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constan
     f.out_size = G.out[1] * G.out[2];
     f.slots = static_cast<std::int64_t>(k->slots);
     f.flip = x_signed ? 0x80 : 0;
-    f.src.in_h = G.in[1];
-    f.src.in_w = G.in[2];
-    f.src.out_w = G.out[2];
-    f.src.kh = G.kernel[1];
-    f.src.kw = G.kernel[2];
-    f.src.stride_h = G.stride[1];
-    f.src.stride_w = G.stride[2];
-    f.src.pad_h = G.pad_begin[1];
-    f.src.pad_w = G.pad_begin[2];
-    f.src.dil_h = G.dilation[1];
-    f.src.dil_w = G.dilation[2];
+    f.pointwise = set_conv_window(G, f.src);
     f.src.pad_value = static_cast<std::uint8_t>(x_zp);
-    f.pointwise = G.kernel_size() == 1 && G.stride[1] == 1 && G.stride[2] == 1 && G.pad_begin[1] == 0 && G.pad_begin[2] == 0 &&
-                  G.pad_end[1] == 0 && G.pad_end[2] == 0;
     if (y_type == dtype::int32) {
         f.out = kernels::qgemm_epilogue::output::int32;
     } else {

@@ -35,6 +35,26 @@ struct window_geometry {
     EMBER_HOST_DEVICE std::int64_t kernel_size() const noexcept { return kernel[0] * kernel[1] * kernel[2]; }
 };
 
+/// Copies the 2-D window of G (its last two dimensions) into a convolution packer's source
+/// (kernels::conv_source, kernels::qconv_source); returns whether it is a 1x1, stride-1,
+/// unpadded window (the input is then the packed operand itself).
+template <class Source>
+bool set_conv_window(const window_geometry& G, Source& s) noexcept {
+    s.in_h = G.in[1];
+    s.in_w = G.in[2];
+    s.out_w = G.out[2];
+    s.kh = G.kernel[1];
+    s.kw = G.kernel[2];
+    s.stride_h = G.stride[1];
+    s.stride_w = G.stride[2];
+    s.pad_h = G.pad_begin[1];
+    s.pad_w = G.pad_begin[2];
+    s.dil_h = G.dilation[1];
+    s.dil_w = G.dilation[2];
+    return G.kernel_size() == 1 && G.stride[1] == 1 && G.stride[2] == 1 && G.pad_begin[1] == 0 && G.pad_begin[2] == 0 && G.pad_end[1] == 0 &&
+           G.pad_end[2] == 0;
+}
+
 /// The window attributes as the ONNX ops name them (empty lists mean the ONNX defaults).
 struct window_spec {
     const std::string& auto_pad;

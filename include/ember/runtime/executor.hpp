@@ -39,4 +39,17 @@ void parallel_for(const executor* ex, std::size_t n, Body&& body) noexcept {
         const_cast<void*>(static_cast<const void*>(&body)));
 }
 
+/// Runs body(slot) for each of `slots` fixed work slots on ex (inline when there is one): the
+/// split the kernels use, each slot its own share of the work and its own workspace.
+template <class Body>
+void for_each_slot(const executor* ex, std::int64_t slots, Body&& body) noexcept {
+    if (slots <= 1) {
+        body(std::int64_t{0});
+        return;
+    }
+    parallel_for(ex, static_cast<std::size_t>(slots), [&](std::size_t begin, std::size_t end) noexcept {
+        for (std::size_t s = begin; s < end; ++s) body(static_cast<std::int64_t>(s));
+    });
+}
+
 EMBER_NAMESPACE_END

@@ -956,11 +956,16 @@ namespace {
 
 // x (float) -> Q -> DQ -> Conv(DQ(w int8, per channel on axis 0), DQ(b int32, x_scale * w_scale))
 // [-> Relu] -> Q -> DQ -> y: the QDQ form ONNX Runtime's quantizer writes. bias_scale_factor
-// other than 1 dequantizes the bias with another scale (not foldable).
-graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool float_bias = false) {
+// other than 1 dequantizes the bias with another scale (not foldable). With a float output the
+// Conv's output is not quantized: Conv [-> Add(z)] [-> Relu] -> y, z a second input [1, M, 9, 9].
+enum class qdq_output { quantized, float_out, residual };
+// act replaces the Relu (float output only): "Sigmoid" or "Clip" (to [0, 6]).
+graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool float_bias = false, qdq_output out = qdq_output::quantized,
+                     const std::string& act = "Relu") {
     const std::int64_t C = 6, M = 10;
     graph_builder b("qdq_conv");
     const value_id x = b.input("x", dtype::float32, {1, C, 9, 9});
+    const value_id z = out == qdq_output::residual ? b.input("z", dtype::float32, {1, M, 9, 9}) : ember::no_value;
     const float xs = 0.02f, ys = 0.05f;
     const value_id xs_v = b.constant("xs", make_f32({}, {xs}));
     const value_id xz_v = b.constant("xz", ember::test::make<std::uint8_t>({}, {128}));
@@ -991,7 +996,15 @@ graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool 
         conv_in.push_back(b.node("DequantizeLinear", {bqv, bsv}, {attribute::of("axis", std::int64_t{0})}, "dqb"));
     }
     value_id y = b.node("Conv", conv_in, {attribute::of("pads", std::vector<std::int64_t>{1, 1, 1, 1})}, "conv");
-    if (relu) y = b.node("Relu", {y}, {}, "relu");
+    if (out == qdq_output::residual) y = b.node("Add", {y, z}, {}, "add");
+    if (relu && act == "Clip")
+        y = b.node("Clip", {y, b.constant("lo", make_f32({}, {0.0f})), b.constant("hi", make_f32({}, {6.0f}))}, {}, "clip");
+    else if (relu)
+        y = b.node(act, {y}, {}, "act");
+    if (out != qdq_output::quantized) {
+        b.output(y, "y");
+        return build(b, 13);
+    }
     const value_id ys_v = b.constant("ys", make_f32({}, {ys}));
     const value_id yz_v = b.constant("yz", ember::test::make<std::uint8_t>({}, {100}));
     const value_id yq = b.node("QuantizeLinear", {y, ys_v, yz_v}, {}, "qy");
@@ -1040,6 +1053,76 @@ TEST_CASE("passes: the QDQ form of a convolution folds into QLinearConv, with a 
     const graph float_bias = qdq_conv_graph(true, false, 1.0f, true);
     CHECK(only_node(optimized(float_bias), "FusedQLinearConv").inputs.size() == 9u);
     check_folded_matches(float_bias);
+}
+
+namespace {
+
+// A float-output fold against the unfolded graph, on the reference kernels and on every INT8
+// table: the same sums in another order and one more rounding of the scale, nothing more.
+void check_float_folded(const graph& g, const std::vector<tensor>& inputs) {
+    const tensor without = run(g, inputs, with_passes(all_but(&ember::pass_options::qdq_folding)))[0];
+    float largest = 0.0f;
+    for (std::size_t i = 0; i < without.size(); ++i) largest = std::max(largest, std::fabs(without.data<float>()[i]));
+    REQUIRE(largest > 0.0f);
+    std::vector<std::string> isas{"reference"};
+    for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables())
+        if (t->gemm_u8s8) isas.emplace_back(t->name);
+    for (const std::string& isa : isas) {
+        CAPTURE(isa);
+        ember::compile_options o;
+        o.isa = isa;
+        const tensor with = run(g, inputs, o)[0];
+        REQUIRE(with.size() == without.size());
+        float worst = 0.0f;
+        for (std::size_t i = 0; i < with.size(); ++i) worst = std::max(worst, std::fabs(with.data<float>()[i] - without.data<float>()[i]));
+        CHECK(worst <= 1e-4f * largest);  // the float path may be Winograd (its own roundings)
+    }
+}
+
+} // namespace
+
+TEST_CASE("passes: a QDQ convolution whose output stays float folds into FusedQConv, which takes the residual Add and the Relu") {
+    const tensor x = random_f32({1, 6, 9, 9}, 78), z = random_f32({1, 10, 9, 9}, 79);
+    for (bool bias : {true, false}) {
+        CAPTURE(bias);
+        const graph plain = qdq_conv_graph(false, bias, 1.0f, false, qdq_output::float_out);
+        const graph o = optimized(plain);
+        CHECK(count_op(o, "Conv") + count_op(o, "FusedConv") == 0);
+        const ember::node& f = only_node(o, "FusedQConv");
+        CHECK(f.domain == "ember");
+        CHECK(f.inputs.size() == (bias ? 7u : 6u));
+        CHECK(activation_of(f).empty());
+        CHECK(count_op(o, "DequantizeLinear") == 0);  // the input's, the weights' and the bias's are gone
+        check_float_folded(plain, {x});
+
+        const graph relu = qdq_conv_graph(true, bias, 1.0f, false, qdq_output::float_out);
+        const graph r = optimized(relu);
+        CHECK(count_op(r, "Relu") == 0);
+        CHECK(activation_of(only_node(r, "FusedQConv")) == "Relu");
+        check_float_folded(relu, {x});
+
+        const graph residual = qdq_conv_graph(true, bias, 1.0f, false, qdq_output::residual);
+        const graph a = optimized(residual);
+        CHECK(count_op(a, "Add") + count_op(a, "Relu") == 0);
+        const ember::node& fa = only_node(a, "FusedQConv");
+        CHECK(fa.inputs.size() == 8u);
+        CHECK(activation_of(fa) == "Relu");
+        check_float_folded(residual, {x, z});
+    }
+    // the activations the kernel applies as a clamp (Clip) and after the GEMM (Sigmoid)
+    for (const char* act : {"Clip", "Sigmoid"}) {
+        CAPTURE(act);
+        const graph g = qdq_conv_graph(true, true, 1.0f, false, qdq_output::residual, act);
+        CHECK(activation_of(only_node(optimized(g), "FusedQConv")) == act);
+        check_float_folded(g, {x, z});
+    }
+    // a float bias is quantized as for QLinearConv
+    const graph float_bias = qdq_conv_graph(false, false, 1.0f, true, qdq_output::residual);
+    CHECK(only_node(optimized(float_bias), "FusedQConv").inputs.size() == 8u);
+    // epilogue fusion off: FusedQConv without the Add
+    const graph no_fusion = optimized(float_bias, with_passes(all_but(&ember::pass_options::epilogue_fusion)));
+    CHECK(only_node(no_fusion, "FusedQConv").inputs.size() == 7u);
+    CHECK(count_op(no_fusion, "Add") == 1);
 }
 
 TEST_CASE("passes: a QDQ convolution is not folded when the integer form would compute something else") {

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <vector>
 
@@ -228,5 +229,67 @@ TEST_CASE("gemm_u8s8: the same bytes for any number of work slots and threads") 
         CHECK(run_matrix(*t, c, o, 2, &ex2) == one);
         CHECK(run_matrix(*t, c, o, 3, &ex3) == one);
         CHECK(run_matrix(*t, c, o, 50, &ex2) == one);
+    }
+}
+
+TEST_CASE("gemm_u8s8: float output (dequantized) with a residual and a clamp, against the definition") {
+    struct float_case {
+        std::int64_t m, n, k;
+        bool transposed_c, residual;
+        float lo, hi;
+    };
+    constexpr float inf = std::numeric_limits<float>::infinity();
+    const float_case cases[] = {{1, 1, 1, false, false, -inf, inf},   {4, 16, 9, false, true, 0.0f, inf},  {9, 33, 64, false, true, 0.0f, 6.0f},
+                                {17, 100, 31, true, true, -inf, inf}, {64, 7, 577, true, false, 0.0f, inf}, {8, 48, 144, false, false, -1.0f, 1.0f},
+                                {3, 5, 5, true, true, 0.0f, 6.0f}};
+    for (const ember::simd::kernel_table* t : int8_tables()) {
+        std::uint32_t seed = 300;
+        for (const float_case& fc : cases) {
+            case_spec c{fc.m, fc.n, fc.k};
+            c.out = qgemm_epilogue::output::float32;
+            const operands o = make_operands(c, c.k * c.n, seed++);
+            std::mt19937 rng(seed);
+            std::uniform_real_distribution<float> zd(-3.0f, 3.0f);
+            const std::int64_t rs = fc.transposed_c ? 1 : c.n, cs = fc.transposed_c ? c.m : 1;
+            std::vector<float> z(static_cast<std::size_t>(c.m * c.n));
+            for (float& v : z) v = zd(rng);
+            std::vector<std::int32_t, xsimd::aligned_allocator<std::int32_t, 64>> packed(
+                static_cast<std::size_t>(t->packed_u8s8_weight_bytes(c.m, c.k) / 4 + 1));
+            t->pack_u8s8_weights(o.w.data(), c.k, c.m, c.k, packed.data());
+            std::vector<std::int32_t, xsimd::aligned_allocator<std::int32_t, 64>> ws(static_cast<std::size_t>(t->u8s8_workspace_bytes(c.k) / 4 + 1));
+            std::vector<float> y(static_cast<std::size_t>(c.m * c.n), -999.0f);
+            gemm_u8s8_problem pr;
+            pr.m = c.m;
+            pr.n = c.n;
+            pr.k = c.k;
+            pr.x = o.x.data();
+            pr.x_rs = c.n;
+            pr.packed_w = packed.data();
+            pr.post.offset = o.offset.data();
+            pr.post.scale = o.scale.data();
+            pr.post.out = c.out;
+            pr.post.residual = fc.residual ? z.data() : nullptr;
+            pr.post.flo = fc.lo;
+            pr.post.fhi = fc.hi;
+            pr.post.c = y.data();
+            pr.post.rs = rs;
+            pr.post.cs = cs;
+            t->gemm_u8s8(pr, ws.data(), 1, nullptr);
+            CAPTURE(t->int8_name);
+            CAPTURE(seed);
+            std::size_t wrong = 0;
+            for (std::int64_t i = 0; i < c.m; ++i)
+                for (std::int64_t j = 0; j < c.n; ++j) {
+                    std::int64_t s = o.offset[static_cast<std::size_t>(i)];
+                    for (std::int64_t p = 0; p < c.k; ++p) s += std::int64_t{o.w[static_cast<std::size_t>(i * c.k + p)]} * o.x[static_cast<std::size_t>(p * c.n + j)];
+                    const auto at = static_cast<std::size_t>(i * rs + j * cs);
+                    float want = static_cast<float>(static_cast<std::int32_t>(s)) * o.scale[static_cast<std::size_t>(i)];
+                    if (fc.residual) want += z[at];
+                    want = want < fc.lo ? fc.lo : (want > fc.hi ? fc.hi : want);
+                    // one rounding apart at most: the kernel may fuse the multiply and the add
+                    if (!(std::fabs(y[at] - want) <= 1e-6f * std::fabs(want) + 1e-6f)) ++wrong;
+                }
+            CHECK(wrong == 0);
+        }
     }
 }

@@ -7,6 +7,10 @@
 //   v = acc + offset[m]                     offset = bias[m] - x_zp * sum_k W[m, k], made at compile
 //   int32 output:  v
 //   8-bit output:  clamp(nearbyint(float(v) * scale[m]) + y_zp, lo, hi)   scale = x_scale * w_scale[m] / y_scale
+//   float output:  clamp(float(v) * scale[m] + z, flo, fhi)               scale = x_scale * w_scale[m]
+//
+// The float output is a dequantized convolution (FusedQConv: the QDQ Conv whose output stays
+// float) with its residual z (laid out like C, optional) and a Relu or Clip as the clamp.
 //
 // (the ONNX QLinearConv / ConvInteger definition with x_zp folded into the offset; lo > 0 fuses
 // a ReLU). The multiply is in float, as ONNX Runtime's MLAS does: a value within float rounding of
@@ -32,6 +36,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string_view>
 #include <type_traits>
 
@@ -119,13 +124,16 @@ struct qconv_source {
     std::uint8_t pad_value = 0;
 };
 
-/// The epilogue's operands; element (i, j) of C is at c + i * rs + j * cs (in elements).
+/// The epilogue's operands; element (i, j) of C (and of the residual) is at c + i * rs + j * cs
+/// (in elements).
 struct qgemm_epilogue {
-    enum class output : std::uint8_t { int32, uint8, int8 };
+    enum class output : std::uint8_t { int32, uint8, int8, float32 };
     const std::int32_t* offset = nullptr;  // [M], never null
-    const float* scale = nullptr;          // [M], 8-bit output only
+    const float* scale = nullptr;          // [M], 8-bit and float output
     output out = output::uint8;
-    std::int32_t zero_point = 0, lo = 0, hi = 255;
+    std::int32_t zero_point = 0, lo = 0, hi = 255;   // 8-bit output
+    const float* residual = nullptr;                 // float output: z, optional
+    float flo = -std::numeric_limits<float>::infinity(), fhi = std::numeric_limits<float>::infinity();  // float output
     void* c = nullptr;
     std::int64_t rs = 0, cs = 1;
 };
@@ -282,12 +290,34 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
         });
     }
     alignas(64) std::int32_t tile[NR];
-    const bool eight_bit = post.out != qgemm_epilogue::output::int32;
+    const bool eight_bit = post.out == qgemm_epilogue::output::uint8 || post.out == qgemm_epilogue::output::int8;
     const I zp(post.zero_point), lo(post.lo), hi(post.hi);
     gemm_detail::static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
         if (static_cast<std::int64_t>(i) >= rows) return;
         const std::int64_t row = i0 + static_cast<std::int64_t>(i);
         const I offset(post.offset[row]);
+        if (post.out == qgemm_epilogue::output::float32) {
+            const F scale(post.scale[row]), flo(post.flo), fhi(post.fhi);
+            const std::int64_t at = row * post.rs + j0 * post.cs;
+            float* c = static_cast<float*>(post.c) + at;
+            const float* z = post.residual ? post.residual + at : nullptr;
+            if (nr == NR && post.cs == 1) {  // the common case: whole vectors, straight to C
+                gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
+                    F y = xsimd::to_float(acc[i][v] + offset) * scale;
+                    if (z) y += F::load_unaligned(z + v * W);
+                    xsimd::min(xsimd::max(y, flo), fhi).store_unaligned(c + v * W);
+                });
+                return;
+            }
+            alignas(64) float ftile[NR];
+            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { (xsimd::to_float(acc[i][v] + offset) * scale).store_aligned(ftile + v * W); });
+            for (std::int64_t j = 0; j < nr; ++j) {
+                float y = ftile[j];
+                if (z) y += z[j * post.cs];
+                c[j * post.cs] = y < post.flo ? post.flo : (y > post.fhi ? post.fhi : y);
+            }
+            return;
+        }
         if (eight_bit) {
             const F scale(post.scale[row]);
             gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
@@ -314,6 +344,7 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
             for (std::int64_t j = 0; j < nr; ++j) c[j * post.cs] = tile[j];
             break;
         }
+        case qgemm_epilogue::output::float32: break;  // written above
         }
     });
 }

@@ -17,10 +17,12 @@
 #include <cstddef>
 #include <climits>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
 #include "ember/kernels/gemm_u8s8.hpp"
+#include "ember/ops/epilogue.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/quantize_linear.hpp"
 #include "ember/ops/window.hpp"
@@ -124,9 +126,16 @@ struct fast_args {
     const std::int32_t* packed_w = nullptr;  // per group, packed_group_words apart
     std::int64_t packed_group_words = 0;
     const std::int32_t* offset = nullptr;    // [M]: B[m] - x_zp * sum_k w[m, k]
-    const float* scale = nullptr;            // [M]: x_scale * w_scale[m] / y_scale (8-bit output)
+    const float* scale = nullptr;            // [M]: x_scale * w_scale[m] / y_scale (8-bit output), x_scale * w_scale[m] (float)
     kernels::qgemm_epilogue::output out = kernels::qgemm_epilogue::output::int32;
     std::int32_t y_zp = 0, lo = 0, hi = 0;
+    // float output (FusedQConv): the residual, the activation as a clamp when it is one (none,
+    // Relu, Clip), else applied after the GEMM (`after`)
+    operand z;
+    bool has_z = false;
+    float flo = 0.0f, fhi = 0.0f;
+    activation after = activation::none;
+    activation_params after_params;
     std::int64_t batch = 0, group = 1, in_channels = 0, out_per_group = 0, out_size = 0, slots = 1;
     bool pointwise = false;
     std::uint8_t flip = 0;
@@ -168,7 +177,9 @@ inline void fast_kernel(const void* p, const run_context& ctx) noexcept {
     const auto* x = ctx.at<const std::uint8_t>(f.x);
     std::byte* y = ctx.at<std::byte>(f.y);
     const std::int64_t in_size = f.src.in_h * f.src.in_w, M = f.out_per_group * f.group;
-    const std::size_t y_bytes = f.out == kernels::qgemm_epilogue::output::int32 ? 4 : 1;
+    const bool wide = f.out == kernels::qgemm_epilogue::output::int32 || f.out == kernels::qgemm_epilogue::output::float32;
+    const std::size_t y_bytes = wide ? 4 : 1;
+    const float* z = f.has_z ? ctx.at<const float>(f.z) : nullptr;
     for (std::int64_t n = 0; n < f.batch; ++n)
         for (std::int64_t grp = 0; grp < f.group; ++grp) {
             kernels::qconv_source src = f.src;
@@ -194,18 +205,36 @@ inline void fast_kernel(const void* p, const run_context& ctx) noexcept {
             pr.post.hi = f.hi;
             pr.post.c = y + static_cast<std::size_t>(first_row * f.out_size) * y_bytes;
             pr.post.rs = f.out_size;
+            pr.post.residual = z ? z + first_row * f.out_size : nullptr;
+            pr.post.flo = f.flo;
+            pr.post.fhi = f.fhi;
             f.table->gemm_u8s8(pr, ctx.at<std::byte>(f.workspace), f.slots, ctx.exec);
         }
+    if (f.after != activation::none)  // the residual is in already
+        apply_epilogue(f.after, f.after_params, reinterpret_cast<float*>(y), static_cast<std::size_t>(f.batch * M),
+                       static_cast<std::size_t>(f.out_size), nullptr, nullptr, ctx.exec);
 }
 
+/// The float output's epilogue (FusedQConv): its residual (input z_input, if present) and
+/// activation.
+struct float_epilogue {
+    std::size_t z_input = 0;
+    activation act = activation::none;
+    activation_params params;
+};
+
 /// Binds the fast path when it applies (`bound`); x (input 0), y (output 0) and the constants as
-/// described above. y_type: int32, uint8 or int8; relu (8-bit output): clamp below at y_zp.
-inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constants& c, dtype x_type, dtype y_type, bool relu, bool& bound) {
+/// described above. y_type: int32, uint8, int8 or float32 (then `post` is the epilogue, y_scale
+/// and y_zp unused); relu (8-bit output): clamp below at y_zp.
+inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constants& c, dtype x_type, dtype y_type, bool relu, bool& bound,
+                        const float_epilogue* post = nullptr) {
     bound = false;
     const kernel_context* k = ctx.kernels();
     if (!k || !k->table->gemm_u8s8 || g.geo.rank == 0 || g.geo.rank > 2 || !c.w) return status::ok;
-    const bool eight_bit = y_type != dtype::int32;
+    const bool to_float = y_type == dtype::float32;
+    const bool eight_bit = y_type != dtype::int32 && !to_float;
     if (eight_bit && (!c.x_scale || !c.w_scale || !c.y_scale || !c.y_zp)) return status::ok;
+    if (to_float && (!c.x_scale || !c.w_scale || !post)) return status::ok;
     const std::int64_t M = g.out_channels, Mg = M / g.group, K = g.in_channels * g.geo.kernel[1] * g.geo.kernel[2];
     const bool w_unsigned = c.w->type() == dtype::uint8;
     const std::int64_t w_shift = w_unsigned ? 128 : 0;
@@ -233,6 +262,22 @@ inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constan
     f.src.pad_value = static_cast<std::uint8_t>(x_zp);
     if (y_type == dtype::int32) {
         f.out = kernels::qgemm_epilogue::output::int32;
+    } else if (to_float) {
+        f.out = kernels::qgemm_epilogue::output::float32;
+        f.has_z = ctx.has_input(post->z_input);
+        if (f.has_z) f.z = ctx.input(post->z_input);
+        constexpr float inf = std::numeric_limits<float>::infinity();
+        f.flo = -inf;
+        f.fhi = inf;
+        if (post->act == activation::relu) {
+            f.flo = 0.0f;
+        } else if (post->act == activation::clip && !(post->params.alpha > post->params.beta)) {
+            f.flo = post->params.alpha;
+            f.fhi = post->params.beta;
+        } else if (post->act != activation::none) {
+            f.after = post->act;
+            f.after_params = post->params;
+        }
     } else {
         const bool y_signed = y_type == dtype::int8;
         f.out = y_signed ? kernels::qgemm_epilogue::output::int8 : kernels::qgemm_epilogue::output::uint8;
@@ -262,16 +307,17 @@ inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constan
         }
         if (sum < INT32_MIN || sum > INT32_MAX) return status::ok;  // beyond int32: the reference's exact sums take it
         offset[m] = static_cast<std::int32_t>(sum);
-        if (eight_bit) {
+        if (eight_bit || to_float) {
             const float ws = c.w_scale->data<float>()[c.w_scale->size() == 1 ? 0 : m];
-            scale[m] = c.x_scale->data<float>()[0] * ws / c.y_scale->data<float>()[0];  // as the reference computes its multiplier
+            // as the references compute their multipliers
+            scale[m] = to_float ? c.x_scale->data<float>()[0] * ws : c.x_scale->data<float>()[0] * ws / c.y_scale->data<float>()[0];
         }
     }
     for (std::int64_t grp = 0; grp < g.group; ++grp)
         k->table->pack_u8s8_weights(w8 + grp * Mg * K, K, Mg, K, reinterpret_cast<std::int32_t*>(packed) + grp * f.packed_group_words);
     f.packed_w = reinterpret_cast<const std::int32_t*>(packed);
     f.offset = offset;
-    f.scale = eight_bit ? scale : nullptr;
+    f.scale = eight_bit || to_float ? scale : nullptr;
     ctx.emit(&fast_kernel, f);
     bound = true;
     return status::ok;

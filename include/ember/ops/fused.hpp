@@ -5,6 +5,10 @@
 //   FusedMatMul (A, B, bias?, Z?)  y = act(MatMul(A, B) + bias + Z), bias 1-D [N]
 //   FusedQLinearConv (QLinearConv's inputs)  QLinearConv, then with activation "Relu" clamped
 //                    below at y_zp (the quantized Relu); made by QDQ folding (fold_qdq.hpp)
+//   FusedQConv  (x, x_scale, x_zp, w, w_scale, w_zp, B?, Z?)  y = act(x_scale * w_scale[m] *
+//                    (ConvInteger(x, w, x_zp, w_zp) + B[m]) + Z), float32: the QDQ Conv whose
+//                    output stays float (it feeds a residual Add, a pooling, the graph's end);
+//                    made by QDQ folding, then given Z and the activation by epilogue fusion
 // with the attributes of the op they extend plus `activation` (a string, ops/epilogue.hpp:
 // "", "Relu", "Clip", "LeakyRelu", "HardSigmoid", "HardSwish", "Sigmoid", "Silu", "Gelu") and
 // `activation_params` (floats: Clip min, max; LeakyRelu alpha; HardSigmoid alpha, beta; none
@@ -371,6 +375,126 @@ struct fused_qlinear_conv {
     static status bind(const attributes& a, bind_context& ctx) {
         if (status s = check(a, ctx); s != status::ok) return s;
         return qlinear_conv::bind_with(a, ctx, a.activation == "Relu");
+    }
+};
+
+/// The dequantized integer convolution (see the top of this file): QLinearConv's x and w
+/// operands, an int32 bias quantized with x_scale * w_scale, a float32 output with the residual
+/// and activation of FusedConv. Runs on the INT8 GEMM with the float epilogue.
+struct fused_qconv {
+    static constexpr std::string_view onnx_name = "FusedQConv";
+    static constexpr std::string_view onnx_domain = ember_domain;
+    static constexpr op_flags flags = op_flags::none;
+
+    struct attributes : qconv_detail::attributes, epilogue_attributes {};
+    static constexpr auto onnx_attributes = std::tuple_cat(qlinear_conv::onnx_attributes, fused_detail::epilogue_bindings);
+
+    struct args {
+        qconv_detail::geometry geo;
+        operand x, x_scale, x_zp, w, w_scale, w_zp, b, z, y;
+        bool has_b = false, has_z = false, w_scale_per_channel = false, w_zp_per_channel = false;
+        activation act = activation::none;
+        activation_params params;
+    };
+
+    static status plan(const attributes& a, infer_context& ctx, args& g, shape& out) {
+        if (status s = ctx.expect_inputs(6, 8); s != status::ok) return s;
+        if (status s = qconv_detail::plan(a, ctx, 0, 3, g.geo); s != status::ok) return s;
+        for (std::size_t i : {1, 4})
+            if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;
+        if (ctx.input_type(2) != ctx.input_type(0))
+            return ctx.fail(status::invalid_model, "x_zero_point has dtype {}, expected {} like x", ctx.input_type(2), ctx.input_type(0));
+        if (ctx.input_type(5) != ctx.input_type(3))
+            return ctx.fail(status::invalid_model, "w_zero_point has dtype {}, expected {} like w", ctx.input_type(5), ctx.input_type(3));
+        if (status s = qconv_detail::expect_single(ctx, 1, "x_scale"); s != status::ok) return s;
+        if (status s = qconv_detail::expect_single(ctx, 2, "x_zero_point"); s != status::ok) return s;
+        const std::int64_t M = g.geo.out_channels;
+        if (status s = qconv_detail::expect_per_channel(ctx, 4, "w_scale", M, g.w_scale_per_channel); s != status::ok) return s;
+        if (status s = qconv_detail::expect_per_channel(ctx, 5, "w_zero_point", M, g.w_zp_per_channel); s != status::ok) return s;
+        if (ctx.has_input(6)) {
+            if (status s = ctx.expect_type(6, {dtype::int32}); s != status::ok) return s;
+            const shape& b = ctx.input_shape(6);
+            if (b.rank() != 1 || b[0] != M) return ctx.fail(status::shape_mismatch, "B must be [M] = [{}] (one int32 bias per output channel), got {}", M, b);
+        }
+        if (ctx.has_input(7))
+            if (status s = ctx.expect_type(7, {dtype::float32}); s != status::ok) return s;
+        out = window_output_shape(ctx.input_shape(0), M, g.geo.geo);
+        if (status s = fused_detail::expect_residual(ctx, 7, out); s != status::ok) return s;
+        return fused_detail::read_epilogue(a, ctx, g.act, g.params);
+    }
+
+    static status infer(const attributes& a, infer_context& ctx) { return fused_detail::infer<fused_qconv>(a, ctx); }
+
+    // The definition: the exact integer sum plus the bias, times x_scale * w_scale[m] (float, as
+    // the fast path's multiplier), to float; then y = act(y + z) in place. b, z may be null.
+    template <class X, class W>
+    static void reference(const args& g, const X* x, float x_scale, X x_zp, const W* w, const float* w_scale, const W* w_zp, const std::int32_t* b,
+                          const float* z, float* y, const executor* ex) noexcept {
+        qconv_detail::accumulate(
+            g.geo, x, static_cast<std::int64_t>(x_zp), w, w_zp, g.w_zp_per_channel,
+            [&](std::int64_t i, std::int64_t m, std::int64_t acc) {
+                const float scale = x_scale * w_scale[g.w_scale_per_channel ? m : 0];
+                y[i] = static_cast<float>(static_cast<double>(acc + (b ? b[m] : 0)) * static_cast<double>(scale));
+            },
+            ex);
+        const auto planes = static_cast<std::size_t>(g.geo.batch * g.geo.out_channels);
+        apply_epilogue(g.act, g.params, y, planes, static_cast<std::size_t>(g.geo.geo.out_size()), nullptr, z, ex);
+    }
+
+    template <class X, class W>
+    static void kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& g = *static_cast<const args*>(p);
+        reference<X, W>(g, ctx.at<const X>(g.x), *ctx.at<const float>(g.x_scale), *ctx.at<const X>(g.x_zp), ctx.at<const W>(g.w),
+                        ctx.at<const float>(g.w_scale), ctx.at<const W>(g.w_zp), g.has_b ? ctx.at<const std::int32_t>(g.b) : nullptr,
+                        g.has_z ? ctx.at<const float>(g.z) : nullptr, ctx.at<float>(g.y), ctx.exec);
+    }
+
+    static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) {
+        args g;
+        shape out;
+        if (plan(a, const_cast<infer_context&>(ctx), g, out) != status::ok) return 0;
+        return qconv_detail::fast_workspace(g.geo, ctx);
+    }
+
+    static status bind(const attributes& a, bind_context& ctx) {
+        args g;
+        shape out;
+        if (status s = plan(a, ctx, g, out); s != status::ok) return s;
+        qconv_detail::fast_constants c;
+        c.x_scale = ctx.input_constant(1);
+        c.x_zp = ctx.input_constant(2);
+        c.w = ctx.input_constant(3);
+        c.w_scale = ctx.input_constant(4);
+        c.w_zp = ctx.input_constant(5);
+        c.bias = ctx.input_constant(6);
+        if (c.x_zp && c.w_zp && (!ctx.has_input(6) || c.bias)) {
+            qconv_detail::float_epilogue post;
+            post.z_input = 7;
+            post.act = g.act;
+            post.params = g.params;
+            bool bound = false;
+            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), dtype::float32, false, bound, &post); s != status::ok || bound)
+                return s;
+        }
+        g.x = ctx.input(0);
+        g.x_scale = ctx.input(1);
+        g.x_zp = ctx.input(2);
+        g.w = ctx.input(3);
+        g.w_scale = ctx.input(4);
+        g.w_zp = ctx.input(5);
+        g.has_b = ctx.has_input(6);
+        if (g.has_b) g.b = ctx.input(6);
+        g.has_z = ctx.has_input(7);
+        if (g.has_z) g.z = ctx.input(7);
+        g.y = ctx.output(0);
+        ctx.emit(quant_detail::pick_u8_i8(ctx.input_type(0),
+                                          [&](auto xt) {
+                                              return quant_detail::pick_u8_i8(ctx.input_type(3), [&](auto wt) -> kernel_fn {
+                                                  return &kernel<decltype(xt), decltype(wt)>;
+                                              });
+                                          }),
+                 g);
+        return status::ok;
     }
 };
 

@@ -143,6 +143,7 @@ using builtin = type_list<
     fused_gemm,
     fused_matmul,
     fused_qlinear_conv,  // domain "ember": made by QDQ folding (compile/passes/fold_qdq.hpp)
+    fused_qconv,         // domain "ember": made by QDQ folding, extended by epilogue fusion
     gather,
     gather_elements,
     gather_nd,

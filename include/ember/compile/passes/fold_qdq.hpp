@@ -9,7 +9,10 @@
 //
 // becomes one QLinearConv(xq, xs, xz, wq, ws, wz, ys, yz, bq) (FusedQLinearConv with activation
 // "Relu" where the Relu was there: quantizing Relu(y) is clamping the quantized y below at yz),
-// which runs on the INT8 kernels. It computes what the float graph computes, up to the rounding
+// which runs on the INT8 kernels. A Conv of the same inputs whose output is not quantized (it
+// feeds a residual Add, a pooling, the graph's end: Q/DQ sit around the inputs of Conv only)
+// becomes FusedQConv(xq, xs, xz, wq, ws, wz, bq), which writes the float output from the same
+// integer GEMM (epilogue fusion then gives it the Add and the activation). It computes what the float graph computes, up to the rounding
 // of one multiply: Conv sums exactly the products the integer sums hold (each DQ is exact in
 // float up to its own rounding) and the bias must be dequantized with exactly xs * ws (checked).
 // A float bias (torch exports share biases through Identity nodes, which quantizers then leave
@@ -118,27 +121,31 @@ private:
             bq = b.q;
         }
         // the output: [Relu ->] QuantizeLinear with per-tensor constants, the values between read
-        // by the pattern only
+        // by the pattern only; else the output stays float (FusedQConv)
+        std::int32_t relu = -1, quantize = -1;
         value_id cur = conv.outputs[0];
-        if (!rw_.single_use(cur)) return false;
-        std::int32_t relu = -1;
-        std::uint32_t next = rw_.consumers(cur)[0];
-        if (rw_.is(next, "Relu")) {
-            const node& r = rw_.at(next);
-            if (r.inputs.size() != 1 || r.outputs.size() != 1 || r.outputs[0] == no_value || !rw_.single_use(r.outputs[0])) return false;
-            relu = static_cast<std::int32_t>(next);
-            cur = r.outputs[0];
-            next = rw_.consumers(cur)[0];
+        if (rw_.single_use(cur)) {
+            std::uint32_t next = rw_.consumers(cur)[0];
+            if (rw_.is(next, "Relu")) {
+                const node& r = rw_.at(next);
+                if (r.inputs.size() == 1 && r.outputs.size() == 1 && r.outputs[0] != no_value && rw_.single_use(r.outputs[0])) {
+                    relu = static_cast<std::int32_t>(next);
+                    cur = r.outputs[0];
+                    next = rw_.consumers(cur)[0];
+                }
+            }
+            if (rw_.is(next, "QuantizeLinear")) {
+                const node& q = rw_.at(next);
+                const tensor* ys = q.inputs.size() == 3 ? single(q.inputs[1]) : nullptr;
+                const tensor* yz = q.inputs.size() == 3 ? single(q.inputs[2]) : nullptr;
+                if (ys && yz && q.outputs.size() == 1 && q.inputs[0] == cur && q.outputs[0] != no_value && axis_only(q) &&
+                    ys->type() == dtype::float32 && ys->data<float>()[0] > 0.0f)
+                    quantize = static_cast<std::int32_t>(next);
+            }
         }
-        if (!rw_.is(next, "QuantizeLinear")) return false;
-        const node& q = rw_.at(next);
-        if (q.inputs.size() != 3 || q.outputs.size() != 1 || q.inputs[0] != cur || q.outputs[0] == no_value || !axis_only(q)) return false;
-        const tensor* ys = single(q.inputs[1]);
-        const tensor* yz = single(q.inputs[2]);
-        if (!ys || !yz || ys->type() != dtype::float32 || !(ys->data<float>()[0] > 0.0f)) return false;
+        if (quantize < 0) relu = -1;  // the Relu stays a node; epilogue fusion takes it
 
-        // rewrite: the Conv node becomes the integer convolution and writes yq
-        const value_id yq = q.outputs[0], yscale = q.inputs[1], yzero = q.inputs[2];
+        // rewrite: the Conv node becomes the integer convolution
         value_id wz = w.zero_point;
         if (wz == no_value) {
             result<tensor> zero = tensor::create(wq->type(), shape{});  // absent: 0 of w's type (ONNX's default), zero-filled
@@ -159,7 +166,18 @@ private:
             bq = rw_.add_constant(g_name(conv.inputs[2]) + "_quantized", std::move(*q32));
         }
         const value_id xq = x.q, xscale = x.scale, xzero = x.zero_point, wqv = w.q, wscale = w.scale;
-        rw_.remove_node(next);
+        if (quantize < 0) {  // float output
+            node& f = rw_.at(i);
+            f.op_type = "FusedQConv";
+            f.domain = std::string(ops::ember_domain);
+            const value_id inputs[7] = {xq, xscale, xzero, wqv, wscale, wz, bq};
+            for (std::size_t k = 0; k < 7; ++k) rw_.set_input(i, k, inputs[k]);
+            while (!f.inputs.empty() && f.inputs.back() == no_value) f.inputs.pop_back();
+            return true;
+        }
+        const node& q = rw_.at(static_cast<std::size_t>(quantize));
+        const value_id yq = q.outputs[0], yscale = q.inputs[1], yzero = q.inputs[2];
+        rw_.remove_node(static_cast<std::size_t>(quantize));
         if (relu >= 0) rw_.remove_node(static_cast<std::size_t>(relu));
         node& f = rw_.at(i);
         if (relu >= 0) {
@@ -188,7 +206,7 @@ private:
     graph_rewrite& rw_;
 };
 
-/// Folds QDQ convolutions into QLinearConv / FusedQLinearConv (before shape inference: the
+/// Folds QDQ convolutions into QLinearConv / FusedQLinearConv / FusedQConv (before shape inference: the
 /// pattern is read from the graph's constants). Returns how many it folded.
 inline std::size_t fold_qdq(graph_rewrite& rw) { return qdq_folder(rw).run(); }
 

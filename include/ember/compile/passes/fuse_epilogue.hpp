@@ -2,7 +2,8 @@
 // Epilogue fusion (compile_options::passes.epilogue_fusion): a Conv, Gemm or MatMul followed by
 //   [MatMul only: Add of a 1-D bias of length N]  [Add of a residual Z]  [an activation]
 // becomes one FusedConv / FusedGemm / FusedMatMul node (ops/fused.hpp), which applies the rest
-// to the output while it is still in cache. Activations: Relu, Clip (MobileNet's Relu6),
+// to the output while it is still in cache. A FusedQConv that QDQ folding made (a dequantized
+// integer Conv, no residual or activation yet) takes the residual and the activation the same way. Activations: Relu, Clip (MobileNet's Relu6),
 // LeakyRelu, HardSigmoid, HardSwish, Sigmoid, SiLU as Sigmoid(x) then Mul(x, .) (EfficientNet)
 // and GELU as torch exports it, Div(x, sqrt 2) or Mul(x, 1/sqrt 2), Erf, Add 1, then the two
 // Muls by x and 0.5 in any order.
@@ -52,7 +53,16 @@ public:
     }
 
 private:
-    enum class anchor { conv, gemm, matmul };
+    enum class anchor { conv, gemm, matmul, qconv };
+
+    /// A FusedQConv from QDQ folding, with no residual or activation yet.
+    bool bare_qconv(std::uint32_t i) const {
+        const node& n = rw_.at(i);
+        if (rw_.removed(i) || n.op_type != "FusedQConv" || n.domain != ops::ember_domain || n.inputs.size() > 7) return false;
+        for (const attribute& a : n.attributes)
+            if (a.name == "activation" || a.name == "activation_params") return false;
+        return true;
+    }
 
     bool float_value(value_id v) const { return v != no_value && rw_.known(v) && rw_.type_of(v) == dtype::float32 && !rw_.constant(v); }
 
@@ -208,9 +218,10 @@ private:
         if (rw_.is(i, "Conv")) kind = anchor::conv;
         else if (rw_.is(i, "Gemm")) kind = anchor::gemm;
         else if (rw_.is(i, "MatMul")) kind = anchor::matmul;
+        else if (bare_qconv(i)) kind = anchor::qconv;
         else return false;
         const node& n = rw_.at(i);
-        const std::size_t max_inputs = kind == anchor::matmul ? 2 : 3;
+        const std::size_t max_inputs = kind == anchor::matmul ? 2 : kind == anchor::qconv ? 7 : 3;
         if (n.outputs.size() != 1 || n.inputs.size() < 2 || n.inputs.size() > max_inputs || !float_value(n.outputs[0])) return false;
         value_id cur = n.outputs[0];
         const shape out = rw_.shape_of(cur);
@@ -250,10 +261,14 @@ private:
         const value_id third = n.inputs.size() > 2 ? n.inputs[2] : no_value;
         for (std::uint32_t a : absorbed) rw_.remove_node(a);
         node& f = rw_.at(i);
-        f.op_type = kind == anchor::conv ? "FusedConv" : kind == anchor::gemm ? "FusedGemm" : "FusedMatMul";
-        f.domain = std::string(ops::ember_domain);
-        rw_.set_input(i, 2, kind == anchor::matmul ? bias : third);
-        rw_.set_input(i, 3, z);
+        if (kind == anchor::qconv) {
+            rw_.set_input(i, 7, z);  // FusedQConv(x, xs, xz, w, ws, wz, B?, Z?)
+        } else {
+            f.op_type = kind == anchor::conv ? "FusedConv" : kind == anchor::gemm ? "FusedGemm" : "FusedMatMul";
+            f.domain = std::string(ops::ember_domain);
+            rw_.set_input(i, 2, kind == anchor::matmul ? bias : third);
+            rw_.set_input(i, 3, z);
+        }
         while (!f.inputs.empty() && f.inputs.back() == no_value) f.inputs.pop_back();
         if (act.kind != ops::activation::none) {
             set_attribute(f, attribute::of("activation", std::string(ops::activation_name(act.kind))));

@@ -5,7 +5,7 @@
 //
 //   before shape inference (the graph alone):
 //     1. identity_removal       Identity, inference-mode Dropout          remove_identity.hpp
-//     2. qdq_folding            DQ + Conv [+ Relu] + Q -> QLinearConv     fold_qdq.hpp
+//     2. qdq_folding            DQ + Conv [+ Relu] [+ Q] -> QLinearConv, FusedQConv  fold_qdq.hpp
 //     3. batch_norm_folding     Conv/Gemm + BatchNormalization -> new weights  fold_batch_norm.hpp
 //     4. layout_simplification  Transpose pairs, Reshape chains           simplify_layout.hpp
 //     5. dead_code              nodes no output depends on                dead_code.hpp
@@ -54,7 +54,8 @@ struct pass_options {
     bool layout_simplification = true;
     /// Fold the QDQ form of an integer convolution (DequantizeLinear of the input, the constant
     /// weights and the int32 bias, Conv, [Relu,] QuantizeLinear) into one QLinearConv (or
-    /// FusedQLinearConv with the Relu), which runs on the INT8 kernels.
+    /// FusedQLinearConv with the Relu), and a Conv of dequantized inputs whose output stays float
+    /// into FusedQConv; both run on the INT8 kernels.
     bool qdq_folding = true;
 
     /// Every pass off: compile() compiles the graph as given.

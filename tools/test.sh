@@ -22,7 +22,7 @@ bash tools/install_packages.sh \
     cmake ninja-build g++ clang libclang-rt-14-dev \
     doctest-dev libxsimd-dev libeigen3-dev libstb-dev libbenchmark-dev python3 fonts-dejavu-core \
     libcpp-httplib-dev nlohmann-json3-dev \
-    libonnx-testdata qemu-user-static g++-aarch64-linux-gnu
+    libonnx-testdata qemu-user-static g++-aarch64-linux-gnu dataset-fashion-mnist
 
 # The model tests (ctest label "models") need the anchor zoo: torch exports of resnet18 & co. and
 # onnxruntime-node, made by the team's shared scripts beside this repository. Without them the

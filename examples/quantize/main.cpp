@@ -6,6 +6,7 @@
 //   ember-quantize MODEL.onnx --calibration DATA --output OUT.onnx [--method minmax|percentile|entropy]
 //                  [--percentile P] [--per-channel] [--keep-fp32 auto|NODE,...] [--max-error PCT] [--threads N]
 //                  [--resize S] [--mean A,B,C] [--std A,B,C] [--bgr] [--progress] [--verbose]
+//                  [--evaluate DATA --labels LABELS.npy]
 //
 // DATA is one .npy file whose first axis is the sample axis, or a folder of such files (read in
 // name order). A sample is one row: DATA[i] when DATA has one axis more than the model's input,
@@ -16,9 +17,13 @@
 // --max-error % of FP32's (ember::quant::choose_keep_fp32). Calibration runs
 // every sample through the FP32 model (ember::quant::calibrate), with a progress bar on stderr
 // when stderr is a terminal or with --progress; then the QDQ rewrite (ember::quant::quantize_qdq)
-// and the writer (ember::onnx::save_file). On any failure it prints one line,
+// and the writer (ember::onnx::save_file). --evaluate then runs labelled samples (DATA as for
+// --calibration) through the FP32 model and through OUT.onnx as ember loads it (its QDQ nodes
+// folded into the integer kernels) and prints both top-1 accuracies (ember::quant::top1_accuracy).
+// On any failure it prints one line,
 // "ember-quantize: <what>: <why>", on stderr and exits with 2 (bad command line) or 1.
 #include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -48,6 +53,7 @@ constexpr std::string_view usage =
     "usage: ember-quantize MODEL.onnx --calibration DATA --output OUT.onnx [--method minmax|percentile|entropy]\n"
     "                      [--percentile P] [--per-channel] [--keep-fp32 auto|NODE,...] [--max-error PCT]\n"
     "                      [--resize S] [--mean A,B,C] [--std A,B,C] [--bgr] [--threads N] [--progress] [--verbose]\n"
+    "                      [--evaluate DATA --labels LABELS.npy]\n"
     "  --calibration DATA  a .npy file whose first axis is the sample axis ([N, ...the input's shape\n"
     "                      without or with its batch axis]), a folder of such .npy files, or a\n"
     "                      picture or folder of pictures (.jpg .jpeg .png .bmp) for a model whose\n"
@@ -68,12 +74,15 @@ constexpr std::string_view usage =
     "  --threads N         calibrate on N threads (default 1)\n"
     "  --progress          show the calibration progress bar even when stderr is not a terminal\n"
     "  --verbose           print each activation's calibrated range\n"
+    "  --evaluate DATA     labelled samples (forms as --calibration): after writing OUT.onnx, print the\n"
+    "                      top-1 accuracy of the FP32 model and of OUT.onnx on them\n"
+    "  --labels LABELS.npy with --evaluate: one integer class index per sample row, in order\n"
     "Activations are uint8 (asymmetric), weights int8 (symmetric, scale max|w|/127), biases int32\n"
     "(scale x_scale * w_scale): QuantizeLinear/DequantizeLinear around the inputs of every Conv,\n"
     "MatMul and Gemm, which ember and ONNX Runtime both run.\n";
 
 struct options {
-    std::string model, calibration, output;
+    std::string model, calibration, output, evaluate, labels;
     ember::quant::range_method method = ember::quant::range_method::minmax;
     double percentile = 99.999;
     bool percentile_given = false;
@@ -141,7 +150,7 @@ options parse_args(int argc, char** argv) {
             o.picture_flags = o.picture_flags || flag == "--bgr";
             continue;
         }
-        const bool known = flag == "--calibration" || flag == "--output" || flag == "--method" || flag == "--percentile" ||
+        const bool known = flag == "--calibration" || flag == "--output" || flag == "--evaluate" || flag == "--labels" || flag == "--method" || flag == "--percentile" ||
                            flag == "--keep-fp32" || flag == "--max-error" || flag == "--threads" || flag == "--resize" || flag == "--mean" ||
                            flag == "--std";
         if (!known) fail(std::string(flag), "unknown flag (see ember-quantize --help)", exit_usage);
@@ -149,9 +158,9 @@ options parse_args(int argc, char** argv) {
             if (i + 1 >= argc) fail(std::string(flag), "needs a value", exit_usage);
             value = argv[++i];
         }
-        if (flag == "--calibration" || flag == "--output") {
+        if (flag == "--calibration" || flag == "--output" || flag == "--evaluate" || flag == "--labels") {
             if (value.empty()) fail(std::string(flag), "needs a path", exit_usage);
-            (flag == "--calibration" ? o.calibration : o.output) = std::string(value);
+            (flag == "--calibration" ? o.calibration : flag == "--output" ? o.output : flag == "--evaluate" ? o.evaluate : o.labels) = std::string(value);
         } else if (flag == "--method") {
             if (!ember::quant::parse_range_method(value, o.method))
                 fail("--method", "unknown method '" + std::string(value) + "' (expected minmax, percentile or entropy)", exit_usage);
@@ -192,6 +201,8 @@ options parse_args(int argc, char** argv) {
     if (o.model.empty()) fail("command line", "no model given (see ember-quantize --help)", exit_usage);
     if (o.calibration.empty()) fail("command line", "no calibration data given (--calibration DATA)", exit_usage);
     if (o.output.empty()) fail("command line", "no output file given (--output OUT.onnx)", exit_usage);
+    if (!o.evaluate.empty() && o.labels.empty()) fail("--evaluate", "needs --labels LABELS.npy (the class of each sample)", exit_usage);
+    if (o.evaluate.empty() && !o.labels.empty()) fail("--labels", "only applies with --evaluate DATA", exit_usage);
     if (o.max_error_given && !o.keep_auto) fail("--max-error", "only applies with --keep-fp32 auto", exit_usage);
     if (o.percentile_given && o.method != ember::quant::range_method::percentile)
         fail("--percentile", "only applies with --method percentile", exit_usage);
@@ -199,16 +210,17 @@ options parse_args(int argc, char** argv) {
 }
 
 /// The files of DATA: the file itself, or the folder's .npy files or pictures, in name order.
-struct calibration_files {
+struct sample_files {
     std::vector<std::string> npy, pictures;
 };
 
-calibration_files list_calibration_files(const std::string& data) {
+/// flag: the option that named DATA (--calibration or --evaluate), for the messages.
+sample_files list_sample_files(const std::string& flag, const std::string& data) {
     namespace fs = std::filesystem;
     std::error_code ec;
     const fs::file_status st = fs::status(data, ec);
-    if (!fs::exists(st)) fail("--calibration '" + data + "'", "no such file or folder");
-    calibration_files out;
+    if (!fs::exists(st)) fail(flag + " '" + data + "'", "no such file or folder");
+    sample_files out;
     if (!fs::is_directory(st)) {
         (example::is_picture(data) ? out.pictures : out.npy).push_back(data);
         return out;
@@ -220,39 +232,40 @@ calibration_files list_calibration_files(const std::string& data) {
         else if (example::is_picture(it->path()))
             out.pictures.push_back(it->path().string());
     }
-    if (ec) fail("--calibration '" + data + "'", "cannot list the folder (" + ec.message() + ")");
-    if (out.npy.empty() && out.pictures.empty()) fail("--calibration '" + data + "'", "the folder has no .npy files or pictures");
+    if (ec) fail(flag + " '" + data + "'", "cannot list the folder (" + ec.message() + ")");
+    if (out.npy.empty() && out.pictures.empty()) fail(flag + " '" + data + "'", "the folder has no .npy files or pictures");
     if (!out.npy.empty() && !out.pictures.empty())
-        fail("--calibration '" + data + "'", "the folder holds both .npy files and pictures; keep one kind");
+        fail(flag + " '" + data + "'", "the folder holds both .npy files and pictures; keep one kind");
     std::sort(out.npy.begin(), out.npy.end());
     std::sort(out.pictures.begin(), out.pictures.end());
     return out;
 }
 
 /// Each picture, pre-processed as classify does, as one sample [1, C, H, W].
-void add_pictures(const std::vector<std::string>& paths, const options& o, const ember::graph& g, std::vector<ember::tensor>& samples) {
+void add_pictures(const std::string& flag, const std::vector<std::string>& paths, const options& o, const ember::graph& g,
+                  std::vector<ember::tensor>& samples) {
     const example::input_geometry geo = example::geometry_of(g, o.model, "ember-quantize with pictures");
     ember::image::decoder dec;
     ember::image::resizer rs;
     example::picture_buffers buffers;
     for (const std::string& path : paths) {
         ember::result<ember::tensor> t = ember::tensor::create(ember::dtype::float32, ember::shape{1, geo.channels, geo.height, geo.width});
-        if (!t) fail("--calibration '" + path + "'", t.error().message);
+        if (!t) fail(flag + " '" + path + "'", t.error().message);
         const std::string why = example::picture_to_input(path, geo, o.resize, o.norm, dec, rs, buffers, t->data<float>());
-        if (!why.empty()) fail("--calibration '" + path + "'", why);
+        if (!why.empty()) fail(flag + " '" + path + "'", why);
         samples.push_back(std::move(*t));
     }
 }
 
 /// The samples in one .npy file, each shaped as the model's input.
-void add_samples(const std::string& path, const ember::value& input, std::vector<ember::tensor>& samples) {
+void add_samples(const std::string& flag, const std::string& path, const ember::value& input, std::vector<ember::tensor>& samples) {
     ember::result<ember::tensor> data = ember::npy::load_file(path);
-    if (!data) fail("--calibration '" + path + "'", data.error().message);
+    if (!data) fail(flag + " '" + path + "'", data.error().message);
     if (data->type() != input.type)
-        fail("--calibration '" + path + "'", ember::detail::format("holds {}, the model's input '{}' is {}", data->type(), input.name, input.type));
+        fail(flag + " '" + path + "'", ember::detail::format("holds {}, the model's input '{}' is {}", data->type(), input.name, input.type));
     const std::size_t rank = input.declared.rank_known ? input.declared.rank() : data->rank() - 1;
     if (data->rank() < 1 || (data->rank() != rank + 1 && data->rank() != rank))
-        fail("--calibration '" + path + "'",
+        fail(flag + " '" + path + "'",
              ember::detail::format("has shape {}; expected [N, ...] with N samples of the model's input '{}' {}, with or without its batch axis",
                                    data->dims(), input.name, input.declared));
     std::vector<std::int64_t> dims;
@@ -262,19 +275,69 @@ void add_samples(const std::string& path, const ember::value& input, std::vector
     if (input.declared.rank_known)
         for (std::size_t d = 0; d < rank; ++d)
             if (input.declared.dims[d].known() && input.declared.dims[d].value != sample_dims[d])
-                fail("--calibration '" + path + "'", ember::detail::format("a sample is {} (the file is {}), but the model's input '{}' is {}",
+                fail(flag + " '" + path + "'", ember::detail::format("a sample is {} (the file is {}), but the model's input '{}' is {}",
                                                                            sample_dims, data->dims(), input.name, input.declared));
     if (!samples.empty() && samples.front().dims() != sample_dims)
-        fail("--calibration '" + path + "'",
+        fail(flag + " '" + path + "'",
              ember::detail::format("a sample is {}, but the samples before it are {}", sample_dims, samples.front().dims()));
     const std::size_t n = static_cast<std::size_t>(data->dims()[0]);
     const std::size_t bytes = n ? data->size_bytes() / n : 0;
     for (std::size_t i = 0; i < n; ++i) {
         ember::result<ember::tensor> t = ember::tensor::create(data->type(), sample_dims);
-        if (!t) fail("--calibration '" + path + "'", t.error().message);
+        if (!t) fail(flag + " '" + path + "'", t.error().message);
         std::memcpy(t->bytes(), data->bytes() + i * bytes, bytes);
         samples.push_back(std::move(*t));
     }
+}
+
+/// Every sample in DATA (a .npy file, pictures, or a folder of either), each shaped as the model's input.
+std::vector<ember::tensor> load_samples(const std::string& flag, const std::string& data, const options& o, const ember::graph& g) {
+    std::vector<ember::tensor> samples;
+    const sample_files files = list_sample_files(flag, data);
+    if (files.pictures.empty() && o.picture_flags)
+        fail("--resize, --mean, --std, --bgr", "only apply to pictures; " + flag + " '" + data + "' is .npy");
+    for (const std::string& file : files.npy) add_samples(flag, file, g.values[g.inputs[0]], samples);
+    add_pictures(flag, files.pictures, o, g, samples);
+    if (samples.empty()) fail(flag + " '" + data + "'", "holds no samples (its first axis is 0)");
+    return samples;
+}
+
+/// LABELS.npy: one integer class index per row (any integer dtype, rank 1 or [N, 1]).
+std::vector<std::int64_t> load_labels(const std::string& path) {
+    ember::result<ember::tensor> t = ember::npy::load_file(path);
+    if (!t) fail("--labels '" + path + "'", t.error().message);
+    if (t->rank() != 1 && !(t->rank() == 2 && t->dims()[1] == 1))
+        fail("--labels '" + path + "'", ember::detail::format("has shape {}; expected [N] (one class index per sample row)", t->dims()));
+    const std::size_t n = static_cast<std::size_t>(t->dims()[0]);
+    std::vector<std::int64_t> labels(n);
+    for (std::size_t i = 0; i < n; ++i) {
+        switch (t->type()) {
+        case ember::dtype::int64: labels[i] = t->data<std::int64_t>()[i]; break;
+        case ember::dtype::int32: labels[i] = t->data<std::int32_t>()[i]; break;
+        case ember::dtype::uint8: labels[i] = t->data<std::uint8_t>()[i]; break;
+        case ember::dtype::int8: labels[i] = t->data<std::int8_t>()[i]; break;
+        default: fail("--labels '" + path + "'", ember::detail::format("holds {}; expected int64, int32, uint8 or int8 class indices", t->type()));
+        }
+    }
+    return labels;
+}
+
+/// The FP32 model's and OUT.onnx's top-1 accuracy on --evaluate's samples, on one line.
+void evaluate(const options& o, const ember::graph& g, const std::vector<ember::tensor>& samples, const std::vector<std::int64_t>& labels,
+              const example::session_threads& threads) {
+    ember::result<ember::graph> q = ember::onnx::load_file(o.output);
+    if (!q) fail("--output '" + o.output + "' read back", q.error().message);
+    ember::quant::accuracy_options aopts;
+    aopts.compile.max_threads = o.threads;
+    aopts.exec = threads.executor();
+    const ember::span<const ember::tensor> xs(samples.data(), samples.size());
+    const ember::span<const std::int64_t> ys(labels.data(), labels.size());
+    ember::result<ember::quant::accuracy_result> a32 = ember::quant::top1_accuracy(g, xs, ys, aopts);
+    if (!a32) fail("--evaluate with '" + o.model + "'", a32.error().message);
+    ember::result<ember::quant::accuracy_result> a8 = ember::quant::top1_accuracy(*q, xs, ys, aopts);
+    if (!a8) fail("--evaluate with '" + o.output + "'", a8.error().message);
+    std::printf("top-1 accuracy on %zu samples: FP32 %.2f %%, INT8 %.2f %% (%+.2f points)\n", a32->total, 100.0 * a32->top1(),
+                100.0 * a8->top1(), 100.0 * (a8->top1() - a32->top1()));
 }
 
 int run(const options& o) {
@@ -283,18 +346,14 @@ int run(const options& o) {
     if (!g) fail("model '" + o.model + "'", g.error().message);
     if (g->inputs.size() != 1)
         fail("model '" + o.model + "'", ember::detail::format("has {} inputs; ember-quantize handles models with one input", g->inputs.size()));
-    const ember::value& input = g->values[g->inputs[0]];
     for (const std::string& name : o.keep_fp32)
         if (std::none_of(g->nodes.begin(), g->nodes.end(), [&](const ember::node& n) { return n.name == name; }))
             fail("--keep-fp32 " + name, "the model has no node of that name");
 
-    std::vector<ember::tensor> samples;
-    const calibration_files files = list_calibration_files(o.calibration);
-    if (files.pictures.empty() && o.picture_flags)
-        fail("--resize, --mean, --std, --bgr", "only apply to pictures; the calibration data is .npy");
-    for (const std::string& file : files.npy) add_samples(file, input, samples);
-    add_pictures(files.pictures, o, *g, samples);
-    if (samples.empty()) fail("--calibration '" + o.calibration + "'", "holds no samples (its first axis is 0)");
+    const std::vector<ember::tensor> samples = load_samples("--calibration", o.calibration, o, *g);
+    // --evaluate's data is read now so that a bad file fails before the calibration, not after.
+    const std::vector<ember::tensor> eval_samples = o.evaluate.empty() ? std::vector<ember::tensor>{} : load_samples("--evaluate", o.evaluate, o, *g);
+    const std::vector<std::int64_t> eval_labels = o.labels.empty() ? std::vector<std::int64_t>{} : load_labels(o.labels);
 
     const example::session_threads threads(o.threads);
     ember::quant::calibration_options copts;
@@ -352,6 +411,7 @@ int run(const options& o) {
     std::printf("quantized %zu of %zu Conv/MatMul/Gemm nodes (%zu activation ranges, %s, %s weights) from %zu samples -> %s\n", quantized,
                 candidates, ranges->size(), std::string(ember::quant::to_string(o.method)).c_str(), o.per_channel ? "per-channel" : "per-tensor",
                 samples.size(), o.output.c_str());
+    if (!o.evaluate.empty()) evaluate(o, *g, eval_samples, eval_labels, threads);
     return 0;
 }
 

@@ -76,6 +76,8 @@ save('folder/b.npy', '<f4', (6, 1, 1, 28, 28), pixels[4 * 784:], 'f')  # with th
 save('calib_int.npy', '<i4', (2, 1, 28, 28), [0] * (2 * 784), 'i')
 save('calib_small.npy', '<f4', (2, 1, 28, 20), [0.0] * (2 * 560), 'f')
 save('calib_flat.npy', '<f4', (4,), [0.0] * 4, 'f')
+save('labels.npy', '|u1', (10,), [int(n[0]) for n in names], 'B')  # "<class index>_<name>.png"
+save('labels_short.npy', '<i8', (3,), [0, 1, 2], 'q')
 PY
 echo "not a model" > junk.onnx
 mkdir -p empty_folder pictures bad_pictures mixed && cp "$SOURCE"/models/fashion_mnist/images/*.png pictures/
@@ -176,6 +178,15 @@ else
     fail "--keep-fp32 auto: $(cat err.txt)"
 fi
 
+# --evaluate: the FP32 and INT8 top-1 accuracy on labelled samples (the ten pictures, each
+# classified right by both models).
+checks=$((checks + 1))
+if "$QUANTIZE" "$MODEL" --calibration calib.npy --output eval.onnx --per-channel --evaluate calib.npy --labels labels.npy > out.txt 2> err.txt; then
+    grep -q "^top-1 accuracy on 10 samples: FP32 100.00 %, INT8 100.00 % (+0.00 points)$" out.txt || fail "--evaluate: $(cat out.txt)"
+else
+    fail "--evaluate: $(cat err.txt)"
+fi
+
 # --progress: the bar on stderr.
 checks=$((checks + 1))
 "$QUANTIZE" "$MODEL" --calibration calib.npy --output progress.onnx --method entropy --progress > out.txt 2> err.txt || fail "--progress: $(cat err.txt)"
@@ -220,6 +231,12 @@ expect_error "max-error alone" "--max-error: only applies with --keep-fp32 auto"
 expect_error "bad max-error" "--max-error: expected a percentage in \[0, 100\], got 'x'" "$MODEL" --calibration calib.npy --output x.onnx --keep-fp32 auto --max-error x
 expect_error "unknown flag" "--bits: unknown flag" "$MODEL" --calibration calib.npy --output x.onnx --bits 4
 expect_error "unwritable output" "--output 'no/such/dir/x.onnx': cannot create" "$MODEL" --calibration calib.npy --output no/such/dir/x.onnx
+expect_error "evaluate alone" "--evaluate: needs --labels LABELS.npy" "$MODEL" --calibration calib.npy --output x.onnx --evaluate calib.npy
+expect_error "labels alone" "--labels: only applies with --evaluate DATA" "$MODEL" --calibration calib.npy --output x.onnx --labels labels.npy
+expect_error "float labels" "--labels 'calib_flat.npy': holds float32; expected int64, int32, uint8 or int8 class indices" "$MODEL" --calibration calib.npy --output x.onnx --evaluate calib.npy --labels calib_flat.npy
+expect_error "labels of rank 4" "--labels 'calib.npy': has shape \[10, 1, 28, 28\]; expected \[N\]" "$MODEL" --calibration calib.npy --output x.onnx --evaluate calib.npy --labels calib.npy
+expect_error "too few labels" "--evaluate with '.*model.onnx': top1_accuracy: 3 labels for 10 rows \(10 samples of 1\)" "$MODEL" --calibration calib.npy --output x.onnx --evaluate calib.npy --labels labels_short.npy
+expect_error "bad evaluate data" "--evaluate 'calib_small.npy': a sample is \[1, 1, 28, 20\]" "$MODEL" --calibration calib.npy --output x.onnx --evaluate calib_small.npy --labels labels.npy
 expect_error "bad threads" "--threads: expected a whole number" "$MODEL" --calibration calib.npy --output x.onnx --threads two
 
 if [ $failures -ne 0 ]; then

@@ -20,9 +20,9 @@
 #include "ember/core/tensor.hpp"
 #include "ember/graph/graph.hpp"
 #include "ember/quant/calibrate.hpp"
+#include "ember/quant/evaluate.hpp"
 #include "ember/quant/qdq.hpp"
 #include "ember/runtime/executor.hpp"
-#include "ember/runtime/session.hpp"
 #include "ember/status.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -46,30 +46,6 @@ struct keep_fp32_result {
 };
 
 namespace detail {
-
-/// Every float32 output of g on each sample, concatenated per output.
-inline result<std::vector<std::vector<float>>> run_float_outputs(const graph& g, span<const tensor> samples, const keep_fp32_options& o) {
-    compile_options co = o.compile;
-    co.input_shapes = {{g.values[g.inputs[0]].name, samples[0].dims()}};
-    result<plan> p = compile(g, co);
-    if (!p) return p.error();
-    session s(*p, o.exec);
-    if (s.state() != status::ok) return error_info{s.state(), -1, "choose_keep_fp32: cannot create a session"};
-    std::vector<std::vector<float>> out(p->output_count()), step(p->output_count());
-    for (std::size_t k = 0; k < p->output_count(); ++k) {
-        if (p->output(k).type != dtype::float32) continue;
-        step[k].resize(p->output(k).bytes / sizeof(float));
-        if (s.bind_output(k, step[k].data(), step[k].size() * sizeof(float)) != status::ok)
-            return error_info{status::invalid_argument, -1, "choose_keep_fp32: cannot bind an output"};
-    }
-    for (const tensor& x : samples) {
-        if (s.bind_input(0, x.bytes(), x.size_bytes()) != status::ok)
-            return error_info{status::invalid_argument, -1, "choose_keep_fp32: a sample does not fit the model's input"};
-        if (const status st = s.run(); st != status::ok) return error_info{st, -1, "choose_keep_fp32: a run failed"};
-        for (std::size_t k = 0; k < step.size(); ++k) out[k].insert(out[k].end(), step[k].begin(), step[k].end());
-    }
-    return out;
-}
 
 /// max over outputs of max |got - ref| / (max ref - min ref) (or / max |ref|, or / 1, when that is 0).
 inline double relative_error(const std::vector<std::vector<float>>& ref, const std::vector<std::vector<float>>& got) {
@@ -101,14 +77,14 @@ inline double relative_error(const std::vector<std::vector<float>>& ref, const s
                           ember::detail::format("choose_keep_fp32: the graph has {} inputs; only graphs with one input are supported", g.inputs.size())};
     if (samples.empty()) return error_info{status::invalid_argument, -1, "choose_keep_fp32: no samples"};
     const span<const tensor> used(samples.data(), std::min(samples.size(), std::max<std::size_t>(o.max_samples, 1)));
-    result<std::vector<std::vector<float>>> ref = detail::run_float_outputs(g, used, o);
+    result<std::vector<std::vector<float>>> ref = detail::run_float_outputs(g, used, o.compile, o.exec, "choose_keep_fp32");
     if (!ref) return ref.error();
     auto error_with = [&](const std::vector<std::string>& keep) -> result<double> {
         qdq_options q = options;
         q.keep_fp32 = keep;
         result<graph> qg = quantize_qdq(g, ranges, q);
         if (!qg) return qg.error();
-        result<std::vector<std::vector<float>>> got = detail::run_float_outputs(*qg, used, o);
+        result<std::vector<std::vector<float>>> got = detail::run_float_outputs(*qg, used, o.compile, o.exec, "choose_keep_fp32");
         if (!got) return got.error();
         return detail::relative_error(*ref, *got);
     };

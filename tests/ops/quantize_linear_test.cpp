@@ -421,6 +421,34 @@ TEST_CASE("quantized matmul and conv give the same bytes with a thread pool") {
     same("QLinearMatMul", {a, scalar_f32(0.1f), scalar<u8>(7), b, scalar_f32(0.05f), scalar<u8>(9), scalar_f32(3.0f), scalar<u8>(100)}, {});
 }
 
+TEST_CASE("dequantizelinear: the vectorised kernel of every table gives the reference's floats (uint8 and int8, every byte)") {
+    std::vector<std::uint8_t> bytes;
+    for (int round = 0; round < 3; ++round)
+        for (int b = 0; b < 256; ++b) bytes.push_back(static_cast<std::uint8_t>((b * 73 + round) & 255));
+    bytes.resize(bytes.size() - 5);  // a partial last vector on every table
+    const auto n = static_cast<std::int64_t>(bytes.size());
+    for (const bool is_signed : {false, true}) {
+        std::vector<i8> signed_bytes(bytes.begin(), bytes.end());
+        const tensor x = is_signed ? ember::test::make<i8>({n}, signed_bytes) : ember::test::make<u8>({n}, bytes);
+        const tensor zp = is_signed ? scalar<i8>(-7) : scalar<u8>(131);
+        const std::vector<tensor> in = {x, scalar_f32(0.0371f), zp};
+        ember::test::node_setup setup;
+        setup.opset = 13;
+        setup.constant = {false, true, true};
+        setup.options.isa = "reference";
+        const op_run ref = ember::test::run_node_with("DequantizeLinear", in, {}, setup);
+        REQUIRE(ref.compiled);
+        for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
+            CAPTURE(t->name);
+            CAPTURE(is_signed);
+            setup.options.isa = std::string(t->name);
+            const op_run fast = ember::test::run_node_with("DequantizeLinear", in, {}, setup);
+            REQUIRE(fast.compiled);
+            CHECK(std::memcmp(fast.outputs[0].bytes(), ref.outputs[0].bytes(), static_cast<std::size_t>(n) * sizeof(float)) == 0);
+        }
+    }
+}
+
 TEST_CASE("quantizelinear: the vectorised kernel of every table gives the reference's bytes (ties, NaN, inf, saturation)") {
     std::vector<float> x;
     const float scale = 0.25f;

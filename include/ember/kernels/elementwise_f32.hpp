@@ -169,6 +169,32 @@ void quantize_f32(const float* x, std::int64_t n, float scale, std::int32_t zero
     }
 }
 
+/// DequantizeLinear per tensor: y = (float(x) - float(zero_point)) * scale, x uint8 or (is_signed)
+/// int8 as its bytes: the reference's two float operations, so the same floats.
+template <class Arch>
+void dequantize_8bit(const std::uint8_t* x, std::int64_t n, bool is_signed, float scale, std::int32_t zero_point, float* y) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    using I = xsimd::batch<std::int32_t, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    const B s(scale), zp(static_cast<float>(zero_point));
+    alignas(64) std::int32_t q[64] = {};
+    alignas(64) float tail[64];
+    for (std::int64_t i = 0; i < n; i += W) {
+        const std::int64_t len = n - i < W ? n - i : W;
+        if (is_signed)
+            for (std::int64_t t = 0; t < len; ++t) q[t] = static_cast<std::int8_t>(x[i + t]);
+        else
+            for (std::int64_t t = 0; t < len; ++t) q[t] = x[i + t];
+        const B v = (xsimd::to_float(I::load_aligned(q)) - zp) * s;
+        if (len == W) {
+            v.store_unaligned(y + i);
+        } else {
+            v.store_aligned(tail);
+            for (std::int64_t t = 0; t < len; ++t) y[i + t] = tail[t];
+        }
+    }
+}
+
 /// y[r] = mean of x[r * size, (r + 1) * size) for r in [0, rows) (size > 0).
 template <class Arch>
 void row_mean_f32(const float* x, std::int64_t rows, std::int64_t size, float* y) noexcept {

@@ -250,10 +250,42 @@ struct dequantize_linear {
                      ctx.at<float>(g.y));
     }
 
+    // The fast path: 8-bit x, per-tensor scale and zero point, split into pieces over the
+    // executor (kernels::dequantize_8bit: the same floats as the reference).
+    struct fast_args {
+        args base;
+        decltype(simd::kernel_table::dequantize_8bit) run = nullptr;
+        bool is_signed = false;
+        std::int64_t pieces = 1;
+    };
+
+    static void fast_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        const args& g = f.base;
+        const auto* x = ctx.at<const std::uint8_t>(g.x);
+        float* y = ctx.at<float>(g.y);
+        const float scale = *ctx.at<const float>(g.scale);
+        std::int32_t zp = 0;
+        if (g.has_zero_point)
+            zp = f.is_signed ? std::int32_t{*ctx.at<const std::int8_t>(g.zero_point)} : std::int32_t{*ctx.at<const std::uint8_t>(g.zero_point)};
+        for_each_piece(ctx.exec, g.count, f.pieces, [&](std::int64_t begin, std::int64_t end) noexcept {
+            f.run(x + begin, end - begin, f.is_signed, scale, zp, y + begin);
+        });
+    }
+
     static status bind(const attributes& a, bind_context& ctx) {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
         quantize_linear::bind_operands(ctx, g);
+        if (ctx.kernels() && ctx.input_type(0) != dtype::int32 && !g.layout.per_axis) {
+            fast_args f;
+            f.base = g;
+            f.run = ctx.kernels()->table->dequantize_8bit;
+            f.is_signed = ctx.input_type(0) == dtype::int8;
+            f.pieces = elementwise_pieces(g.count, ctx.kernels()->slots);
+            ctx.emit(&fast_kernel, f);
+            return status::ok;
+        }
         switch (ctx.input_type(0)) {
             case dtype::int8: ctx.emit(&kernel<std::int8_t>, g); break;
             case dtype::int32: ctx.emit(&kernel<std::int32_t>, g); break;

@@ -60,6 +60,7 @@ const kernel_table& kernel_table_for() noexcept {
         &kernels::softmax_rows_f32<Arch>,
         &kernels::layer_norm_rows_f32<Arch>,
         &kernels::quantize_f32<Arch>,
+        &kernels::dequantize_8bit<Arch>,
         {}, nullptr, nullptr, nullptr, nullptr,  // INT8: with_int8() fills them where Arch has a dot product
     });
     return table;

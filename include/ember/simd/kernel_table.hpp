@@ -55,6 +55,7 @@ struct kernel_table {
                                 std::int64_t rows, std::int64_t n, float eps) noexcept = nullptr;
     void (*quantize_f32)(const float* x, std::int64_t n, float scale, std::int32_t zero_point, std::int32_t lo, std::int32_t hi,
                          std::uint8_t* y) noexcept = nullptr;
+    void (*dequantize_8bit)(const std::uint8_t* x, std::int64_t n, bool is_signed, float scale, std::int32_t zero_point, float* y) noexcept = nullptr;
     // INT8 GEMM (kernels/gemm_u8s8.hpp); all null (and int8_name empty) where the arch has none
     std::string_view int8_name;
     std::int64_t (*packed_u8s8_weight_bytes)(std::int64_t m, std::int64_t k) noexcept = nullptr;

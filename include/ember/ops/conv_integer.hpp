@@ -83,6 +83,32 @@ inline status expect_per_channel(infer_context& ctx, std::size_t i, const char* 
     return ctx.fail(status::shape_mismatch, "{} must be a scalar or [M] = [{}] (per output channel), got shape {}", what, M, s);
 }
 
+/// What QLinearConv and FusedQConv check alike: x (0) and w (3) as Conv, x_scale (1) and
+/// w_scale (4) float32, x_zero_point (2) per tensor and of x's dtype, w_scale and w_zero_point (5)
+/// per tensor or per output channel, and the optional int32 bias B (input b) of [M].
+inline status plan_quantized(const attributes& a, infer_context& ctx, std::size_t b, geometry& g, bool& w_scale_per_channel,
+                             bool& w_zp_per_channel) {
+    if (status s = plan(a, ctx, 0, 3, g); s != status::ok) return s;
+    for (std::size_t i : {1, 4})
+        if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;
+    if (ctx.input_type(2) != ctx.input_type(0))
+        return ctx.fail(status::invalid_model, "x_zero_point has dtype {}, expected {} like x", ctx.input_type(2), ctx.input_type(0));
+    if (ctx.input_type(5) != ctx.input_type(3))
+        return ctx.fail(status::invalid_model, "w_zero_point has dtype {}, expected {} like w", ctx.input_type(5), ctx.input_type(3));
+    if (status s = expect_single(ctx, 1, "x_scale"); s != status::ok) return s;
+    if (status s = expect_single(ctx, 2, "x_zero_point"); s != status::ok) return s;
+    const std::int64_t M = g.out_channels;
+    if (status s = expect_per_channel(ctx, 4, "w_scale", M, w_scale_per_channel); s != status::ok) return s;
+    if (status s = expect_per_channel(ctx, 5, "w_zero_point", M, w_zp_per_channel); s != status::ok) return s;
+    if (ctx.has_input(b)) {
+        if (status s = ctx.expect_type(b, {dtype::int32}); s != status::ok) return s;
+        const shape& bs = ctx.input_shape(b);
+        if (bs.rank() != 1 || bs[0] != M)
+            return ctx.fail(status::shape_mismatch, "B must be [M] = [{}] (one int32 bias per output channel), got {}", M, bs);
+    }
+    return status::ok;
+}
+
 /// The shared loop: out(index, m, acc) for each output element, acc the exact sum of
 /// (x - x_zp) * (w - w_zp[m]) over the window, padding skipped (it holds x_zp). Output planes
 /// (n, m) are split over the executor; out() writes only its own element.
@@ -164,6 +190,20 @@ struct fast_constants {
     const tensor* y_scale = nullptr;
     const tensor* y_zp = nullptr;
 };
+
+/// QLinearConv's and FusedQConv's constants: x_scale (1), x_zero_point (2), w (3), w_scale (4),
+/// w_zero_point (5) and the bias (input b); `usable` when the fast path can bind with them.
+inline fast_constants quantized_constants(const bind_context& ctx, std::size_t b, bool& usable) {
+    fast_constants c;
+    c.x_scale = ctx.input_constant(1);
+    c.x_zp = ctx.input_constant(2);
+    c.w = ctx.input_constant(3);
+    c.w_scale = ctx.input_constant(4);
+    c.w_zp = ctx.input_constant(5);
+    c.bias = ctx.input_constant(b);
+    usable = c.x_zp && c.w_zp && (!ctx.has_input(b) || c.bias);
+    return c;
+}
 
 inline std::size_t fast_workspace(const geometry& g, const infer_context& ctx) noexcept {
     const kernel_context* k = ctx.kernels();
@@ -433,27 +473,11 @@ struct qlinear_conv {
     static status plan(const attributes& a, infer_context& ctx, args& g) {
         if (ctx.opset() < 10) return ctx.fail(status::unsupported_op, "QLinearConv exists from opset 10 on; the model's opset is {}", ctx.opset());
         if (status s = ctx.expect_inputs(8, 9); s != status::ok) return s;
-        if (status s = qconv_detail::plan(a, ctx, 0, 3, g.geo); s != status::ok) return s;
-        for (std::size_t i : {1, 4, 6})
-            if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;
+        if (status s = qconv_detail::plan_quantized(a, ctx, 8, g.geo, g.w_scale_per_channel, g.w_zp_per_channel); s != status::ok) return s;
+        if (status s = ctx.expect_type(6, {dtype::float32}); s != status::ok) return s;
         if (status s = ctx.expect_type(7, {dtype::uint8, dtype::int8}); s != status::ok) return s;
-        if (ctx.input_type(2) != ctx.input_type(0))
-            return ctx.fail(status::invalid_model, "x_zero_point has dtype {}, expected {} like x", ctx.input_type(2), ctx.input_type(0));
-        if (ctx.input_type(5) != ctx.input_type(3))
-            return ctx.fail(status::invalid_model, "w_zero_point has dtype {}, expected {} like w", ctx.input_type(5), ctx.input_type(3));
-        if (status s = qconv_detail::expect_single(ctx, 1, "x_scale"); s != status::ok) return s;
-        if (status s = qconv_detail::expect_single(ctx, 2, "x_zero_point"); s != status::ok) return s;
         if (status s = qconv_detail::expect_single(ctx, 6, "y_scale"); s != status::ok) return s;
-        if (status s = qconv_detail::expect_single(ctx, 7, "y_zero_point"); s != status::ok) return s;
-        const std::int64_t M = g.geo.out_channels;
-        if (status s = qconv_detail::expect_per_channel(ctx, 4, "w_scale", M, g.w_scale_per_channel); s != status::ok) return s;
-        if (status s = qconv_detail::expect_per_channel(ctx, 5, "w_zero_point", M, g.w_zp_per_channel); s != status::ok) return s;
-        if (ctx.has_input(8)) {
-            if (status s = ctx.expect_type(8, {dtype::int32}); s != status::ok) return s;
-            const shape& b = ctx.input_shape(8);
-            if (b.rank() != 1 || b[0] != M) return ctx.fail(status::shape_mismatch, "B must be [M] = [{}] (one int32 bias per output channel), got {}", M, b);
-        }
-        return status::ok;
+        return qconv_detail::expect_single(ctx, 7, "y_zero_point");
     }
 
     static status infer(const attributes& a, infer_context& ctx) {
@@ -500,16 +524,11 @@ struct qlinear_conv {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
         g.relu = relu;
-        qconv_detail::fast_constants c;
-        c.x_scale = ctx.input_constant(1);
-        c.x_zp = ctx.input_constant(2);
-        c.w = ctx.input_constant(3);
-        c.w_scale = ctx.input_constant(4);
-        c.w_zp = ctx.input_constant(5);
+        bool usable = false;
+        qconv_detail::fast_constants c = qconv_detail::quantized_constants(ctx, 8, usable);
         c.y_scale = ctx.input_constant(6);
         c.y_zp = ctx.input_constant(7);
-        c.bias = ctx.input_constant(8);
-        if (c.x_zp && c.w_zp && (!ctx.has_input(8) || c.bias)) {
+        if (usable) {
             bool bound = false;
             if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), ctx.input_type(7), relu, bound); s != status::ok || bound)
                 return s;

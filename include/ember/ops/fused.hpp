@@ -399,23 +399,8 @@ struct fused_qconv {
 
     static status plan(const attributes& a, infer_context& ctx, args& g, shape& out) {
         if (status s = ctx.expect_inputs(6, 8); s != status::ok) return s;
-        if (status s = qconv_detail::plan(a, ctx, 0, 3, g.geo); s != status::ok) return s;
-        for (std::size_t i : {1, 4})
-            if (status s = ctx.expect_type(i, {dtype::float32}); s != status::ok) return s;
-        if (ctx.input_type(2) != ctx.input_type(0))
-            return ctx.fail(status::invalid_model, "x_zero_point has dtype {}, expected {} like x", ctx.input_type(2), ctx.input_type(0));
-        if (ctx.input_type(5) != ctx.input_type(3))
-            return ctx.fail(status::invalid_model, "w_zero_point has dtype {}, expected {} like w", ctx.input_type(5), ctx.input_type(3));
-        if (status s = qconv_detail::expect_single(ctx, 1, "x_scale"); s != status::ok) return s;
-        if (status s = qconv_detail::expect_single(ctx, 2, "x_zero_point"); s != status::ok) return s;
+        if (status s = qconv_detail::plan_quantized(a, ctx, 6, g.geo, g.w_scale_per_channel, g.w_zp_per_channel); s != status::ok) return s;
         const std::int64_t M = g.geo.out_channels;
-        if (status s = qconv_detail::expect_per_channel(ctx, 4, "w_scale", M, g.w_scale_per_channel); s != status::ok) return s;
-        if (status s = qconv_detail::expect_per_channel(ctx, 5, "w_zero_point", M, g.w_zp_per_channel); s != status::ok) return s;
-        if (ctx.has_input(6)) {
-            if (status s = ctx.expect_type(6, {dtype::int32}); s != status::ok) return s;
-            const shape& b = ctx.input_shape(6);
-            if (b.rank() != 1 || b[0] != M) return ctx.fail(status::shape_mismatch, "B must be [M] = [{}] (one int32 bias per output channel), got {}", M, b);
-        }
         if (ctx.has_input(7))
             if (status s = ctx.expect_type(7, {dtype::float32}); s != status::ok) return s;
         out = window_output_shape(ctx.input_shape(0), M, g.geo.geo);
@@ -460,14 +445,9 @@ struct fused_qconv {
         args g;
         shape out;
         if (status s = plan(a, ctx, g, out); s != status::ok) return s;
-        qconv_detail::fast_constants c;
-        c.x_scale = ctx.input_constant(1);
-        c.x_zp = ctx.input_constant(2);
-        c.w = ctx.input_constant(3);
-        c.w_scale = ctx.input_constant(4);
-        c.w_zp = ctx.input_constant(5);
-        c.bias = ctx.input_constant(6);
-        if (c.x_zp && c.w_zp && (!ctx.has_input(6) || c.bias)) {
+        bool usable = false;
+        const qconv_detail::fast_constants c = qconv_detail::quantized_constants(ctx, 6, usable);
+        if (usable) {
             qconv_detail::float_epilogue post;
             post.z_input = 7;
             post.act = g.act;

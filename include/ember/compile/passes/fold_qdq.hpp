@@ -12,16 +12,17 @@
 // which runs on the INT8 kernels. A Conv of the same inputs whose output is not quantized (it
 // feeds a residual Add, a pooling, the graph's end: Q/DQ sit around the inputs of Conv only)
 // becomes FusedQConv(xq, xs, xz, wq, ws, wz, bq), which writes the float output from the same
-// integer GEMM (epilogue fusion then gives it the Add and the activation). It computes what the float graph computes, up to the rounding
-// of one multiply: Conv sums exactly the products the integer sums hold (each DQ is exact in
+// integer GEMM (epilogue fusion then gives it the Add and the activation). Either computes what
+// the float graph computes, up to the rounding of one multiply: Conv sums exactly the products the integer sums hold (each DQ is exact in
 // float up to its own rounding) and the bias must be dequantized with exactly xs * ws (checked).
 // A float bias (torch exports share biases through Identity nodes, which quantizers then leave
 // float) is quantized here with xs * ws, as ONNX Runtime's quantizer does: off by at most half of
 // xs * ws, a small fraction of one output step.
 //
-// Conditions: a depth (C/group * kernel size) of at least 32, every scale and zero point constant, xs / xz / ys / yz per tensor, ws per tensor or
-// per output channel (DequantizeLinear's axis 0), the float values between the nodes read by the
-// pattern only and no graph outputs. The DequantizeLinear nodes stay (a later dead-code pass
+// Conditions: a depth (C/group * kernel size) of at least 32, every scale and zero point
+// constant, x's zero point 8-bit, xs / xz / ys / yz per tensor, ws per tensor or per output
+// channel (DequantizeLinear's axis 0), the float values between the nodes read by the pattern
+// only and no graph outputs. The DequantizeLinear nodes stay (a later dead-code pass
 // removes those nothing else reads).
 #pragma once
 
@@ -88,7 +89,7 @@ private:
         // x: per tensor, 8-bit (the type is checked by QLinearConv itself once it is built)
         const tensor* xs = single(x.scale);
         const tensor* xz = single(x.zero_point);
-        if (!xs || !xz || xs->type() != dtype::float32) return false;
+        if (!xs || !xz || xs->type() != dtype::float32 || (xz->type() != dtype::uint8 && xz->type() != dtype::int8)) return false;
         // w: a constant, 8-bit, its scale per tensor or per output channel on axis 0
         const tensor* wq = rw_.constant(w.q);
         const tensor* ws = rw_.constant(w.scale);
@@ -213,8 +214,8 @@ private:
     graph_rewrite& rw_;
 };
 
-/// Folds QDQ convolutions into QLinearConv / FusedQLinearConv / FusedQConv (before shape inference: the
-/// pattern is read from the graph's constants). Returns how many it folded.
+/// Folds QDQ convolutions into QLinearConv / FusedQLinearConv / FusedQConv (before shape
+/// inference: the pattern is read from the graph's constants). Returns how many it folded.
 inline std::size_t fold_qdq(graph_rewrite& rw) { return qdq_folder(rw).run(); }
 
 } // namespace detail

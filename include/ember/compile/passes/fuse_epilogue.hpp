@@ -3,10 +3,10 @@
 //   [MatMul only: Add of a 1-D bias of length N]  [Add of a residual Z]  [an activation]
 // becomes one FusedConv / FusedGemm / FusedMatMul node (ops/fused.hpp), which applies the rest
 // to the output while it is still in cache. A FusedQConv that QDQ folding made (a dequantized
-// integer Conv, no residual or activation yet) takes the residual and the activation the same way. Activations: Relu, Clip (MobileNet's Relu6),
-// LeakyRelu, HardSigmoid, HardSwish, Sigmoid, SiLU as Sigmoid(x) then Mul(x, .) (EfficientNet)
-// and GELU as torch exports it, Div(x, sqrt 2) or Mul(x, 1/sqrt 2), Erf, Add 1, then the two
-// Muls by x and 0.5 in any order.
+// integer Conv, no residual or activation yet) takes the residual and the activation the same
+// way. Activations: Relu, Clip (MobileNet's Relu6), LeakyRelu, HardSigmoid, HardSwish, Sigmoid,
+// SiLU as Sigmoid(x) then Mul(x, .) (EfficientNet) and GELU as torch exports it, Div(x, sqrt 2)
+// or Mul(x, 1/sqrt 2), Erf, Add 1, then the two Muls by x and 0.5 in any order.
 //
 // This pass runs after shape inference, on the compiler's inferred shapes, because an Add
 // broadcasts: Add(conv, z) equals conv + z only when z has conv's shape; a z that broadcasts

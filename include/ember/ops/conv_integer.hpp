@@ -205,6 +205,20 @@ inline fast_constants quantized_constants(const bind_context& ctx, std::size_t b
     return c;
 }
 
+/// Where QLinearConv's and FusedQConv's shared operands live (the reference path): x, x_scale,
+/// x_zero_point, w, w_scale, w_zero_point (inputs 0 to 5) and the optional bias (input b).
+template <class Args>
+void bind_quantized_operands(const bind_context& ctx, std::size_t b, Args& g) {
+    g.x = ctx.input(0);
+    g.x_scale = ctx.input(1);
+    g.x_zp = ctx.input(2);
+    g.w = ctx.input(3);
+    g.w_scale = ctx.input(4);
+    g.w_zp = ctx.input(5);
+    g.has_b = ctx.has_input(b);
+    if (g.has_b) g.b = ctx.input(b);
+}
+
 inline std::size_t fast_workspace(const geometry& g, const infer_context& ctx) noexcept {
     const kernel_context* k = ctx.kernels();
     if (!k || !k->table->gemm_u8s8 || g.geo.rank == 0 || g.geo.rank > 2) return 0;
@@ -533,16 +547,9 @@ struct qlinear_conv {
             if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), ctx.input_type(7), relu, bound); s != status::ok || bound)
                 return s;
         }
-        g.x = ctx.input(0);
-        g.x_scale = ctx.input(1);
-        g.x_zp = ctx.input(2);
-        g.w = ctx.input(3);
-        g.w_scale = ctx.input(4);
-        g.w_zp = ctx.input(5);
+        qconv_detail::bind_quantized_operands(ctx, 8, g);
         g.y_scale = ctx.input(6);
         g.y_zp = ctx.input(7);
-        g.has_b = ctx.has_input(8);
-        if (g.has_b) g.b = ctx.input(8);
         g.y = ctx.output(0);
         const dtype tw = ctx.input_type(3), ty = ctx.input_type(7);
         ctx.emit(quant_detail::pick_u8_i8(ctx.input_type(0),

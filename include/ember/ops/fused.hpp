@@ -456,14 +456,7 @@ struct fused_qconv {
             if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), dtype::float32, false, bound, &post); s != status::ok || bound)
                 return s;
         }
-        g.x = ctx.input(0);
-        g.x_scale = ctx.input(1);
-        g.x_zp = ctx.input(2);
-        g.w = ctx.input(3);
-        g.w_scale = ctx.input(4);
-        g.w_zp = ctx.input(5);
-        g.has_b = ctx.has_input(6);
-        if (g.has_b) g.b = ctx.input(6);
+        qconv_detail::bind_quantized_operands(ctx, 6, g);
         g.has_z = ctx.has_input(7);
         if (g.has_z) g.z = ctx.input(7);
         g.y = ctx.output(0);

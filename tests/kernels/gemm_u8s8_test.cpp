@@ -170,7 +170,11 @@ TEST_CASE("gemm_u8s8: convolution activations (im2col from NCHW, padding reads t
         std::int64_t c, h, w, m, kh, kw, stride, pad, dil;
     };
     const conv_case cases[] = {{3, 9, 11, 8, 3, 3, 1, 1, 1}, {16, 7, 7, 20, 3, 3, 2, 1, 1}, {5, 12, 10, 9, 1, 1, 1, 0, 1},
-                               {4, 13, 13, 5, 5, 5, 2, 2, 1}, {6, 10, 10, 7, 3, 3, 1, 2, 2}, {2, 6, 20, 3, 1, 7, 1, 3, 1}};
+                               {4, 13, 13, 5, 5, 5, 2, 2, 1}, {6, 10, 10, 7, 3, 3, 1, 2, 2}, {2, 6, 20, 3, 1, 7, 1, 3, 1},
+                               // rows wide enough for the packing's 16-byte copies (stride 1 and 2), up to the
+                               // input's last byte, where they fall back to single bytes
+                               {3, 20, 40, 8, 3, 3, 1, 1, 1}, {2, 9, 37, 4, 3, 3, 1, 0, 1}, {8, 5, 48, 9, 1, 1, 1, 0, 1},
+                               {4, 18, 70, 6, 3, 3, 2, 1, 1}, {3, 16, 64, 5, 7, 7, 2, 3, 1}, {5, 7, 66, 3, 1, 1, 2, 0, 1}};
     for (const ember::simd::kernel_table* t : int8_tables()) {
         std::uint32_t seed = 50;
         for (const conv_case& cc : cases) {

@@ -56,6 +56,24 @@ namespace kernels {
 /// The ISA's int8 dot product over packed int32 words: `group` 8-bit values per word, as bytes
 /// (VNNI) or widened to int16 (pmaddwd). dot(acc, x, w) adds, per lane, the products of the
 /// word's x values (unsigned) with the w values (signed). `mr` x `nv` is the register tile.
+// Besides the dot product, each ISA copies 16 bytes XORed with `flip` when X is packed: copy16
+// (o[t] = s[t] ^ flip) and copy16_stride2 (o[t] = s[2 t] ^ flip, reading s[0, 32)). Raw
+// intrinsics, not 128-bit xsimd batches: those would instantiate xsimd's SSE2 functions in the
+// AVX translation units too, the ODR hazard of STYLE.md 4.7.
+#if defined(__SSE2__)
+#define EMBER_DETAIL_U8S8_X86_BYTES                                                                                       \
+    static EMBER_DETAIL_INLINE void copy16(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {          \
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));                                          \
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(flip))));      \
+    }                                                                                                                     \
+    static EMBER_DETAIL_INLINE void copy16_stride2(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {  \
+        const __m128i even = _mm_set1_epi16(0xff);                                                                        \
+        const __m128i a = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)), even);                      \
+        const __m128i b = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16)), even);                 \
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_xor_si128(_mm_packus_epi16(a, b), _mm_set1_epi8(static_cast<char>(flip)))); \
+    }
+#endif
+
 template <class Arch, class = void>
 struct u8s8_dot {
     static constexpr bool available = false;
@@ -68,6 +86,7 @@ struct u8s8_dot<xsimd::sse2> {
     static constexpr int group = 2, mr = 4, nv = 2;
     using I = xsimd::batch<std::int32_t, xsimd::sse2>;
     static EMBER_DETAIL_INLINE I dot(I acc, I x, I w) noexcept { return _mm_add_epi32(acc, _mm_madd_epi16(x, w)); }
+    EMBER_DETAIL_U8S8_X86_BYTES
     static constexpr std::string_view name = "sse2 (pmaddwd)";
 };
 #endif
@@ -78,6 +97,7 @@ struct u8s8_dot<xsimd::fma3<xsimd::avx2>> {
     static constexpr int group = 2, mr = 4, nv = 2;
     using I = xsimd::batch<std::int32_t, xsimd::fma3<xsimd::avx2>>;
     static EMBER_DETAIL_INLINE I dot(I acc, I x, I w) noexcept { return _mm256_add_epi32(acc, _mm256_madd_epi16(x, w)); }
+    EMBER_DETAIL_U8S8_X86_BYTES
     static constexpr std::string_view name = "avx2 (vpmaddwd)";
 };
 #endif
@@ -88,6 +108,7 @@ struct u8s8_dot<xsimd::avx512f> {
     static constexpr int group = 4, mr = 8, nv = 2;
     using I = xsimd::batch<std::int32_t, xsimd::avx512f>;
     static EMBER_DETAIL_INLINE I dot(I acc, I x, I w) noexcept { return _mm512_dpbusd_epi32(acc, x, w); }
+    EMBER_DETAIL_U8S8_X86_BYTES
     static constexpr std::string_view name = "avx512 (vpdpbusd)";
 };
 #endif
@@ -101,6 +122,12 @@ struct u8s8_dot<xsimd::neon64> {
         const int16x8_t a = vreinterpretq_s16_s32(x), b = vreinterpretq_s16_s32(w);
         const int32x4_t lo = vmull_s16(vget_low_s16(a), vget_low_s16(b)), hi = vmull_high_s16(a, b);
         return vaddq_s32(acc, vpaddq_s32(lo, hi));
+    }
+    static EMBER_DETAIL_INLINE void copy16(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {
+        vst1q_u8(o, veorq_u8(vld1q_u8(s), vdupq_n_u8(flip)));
+    }
+    static EMBER_DETAIL_INLINE void copy16_stride2(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {
+        vst1q_u8(o, veorq_u8(vuzp1q_u8(vld1q_u8(s), vld1q_u8(s + 16)), vdupq_n_u8(flip)));
     }
     static constexpr std::string_view name = "neon (smull)";
 };
@@ -181,27 +208,43 @@ inline std::int32_t word(const std::int32_t* v) noexcept {
     return static_cast<std::int32_t>(w);
 }
 
-// One row p of the X panel, columns [j0, j0 + nr), as NR bytes (the columns past nr 0): from a
-// strided matrix, or from the convolution's input through the panel's runs (columns sharing an
-// output row; a stride-1 run is a slice of one input row with the padding around it).
+// One row p of the X panel, columns [j0, j0 + nr), as NR bytes: from a strided matrix, or from
+// the convolution's input through the panel's runs (columns sharing an output row; a run is a
+// slice of one input row, every stride_w-th byte, with the padding around it).
 struct conv_run {
     std::int64_t j, len, ih0, iw0;  // first column in the panel, columns, input row and column at tap (0, 0)
 };
 
+// o[u] = src[u * step] ^ flip for u < len. Whole 16-byte copies (step 1 and 2) while the source
+// stays below `end` (one past the last byte of X); the last one may write up to 15 bytes past
+// len, which the caller's row has room for and overwrites or ignores (columns past nr).
 template <class Arch>
-void gather_row(const gemm_u8s8_problem& pr, const conv_run* runs, int run_count, std::int64_t p, std::int64_t j0, std::int64_t nr,
-                       std::uint8_t* out) noexcept {
+void copy_run(std::uint8_t* o, const std::uint8_t* src, std::int64_t len, std::int64_t step, std::uint8_t flip,
+              const std::uint8_t* end) noexcept {
+    using D = u8s8_dot<Arch>;
+    const std::int64_t avail = end - src;
+    std::int64_t u = 0;
+    if (step == 1)
+        for (; u < len && u + 16 <= avail; u += 16) D::copy16(o + u, src + u, flip);
+    else if (step == 2)
+        for (; u < len && 2 * u + 32 <= avail; u += 16) D::copy16_stride2(o + u, src + 2 * u, flip);
+    for (; u < len; ++u) o[u] = static_cast<std::uint8_t>(src[u * step] ^ flip);
+}
+
+// Row p of X; for a convolution, p is channel c's tap (r, q) (kept by the caller, no division).
+template <class Arch>
+void gather_row(const gemm_u8s8_problem& pr, const conv_run* runs, int run_count, std::int64_t p, std::int64_t c, std::int64_t r,
+                std::int64_t q, std::int64_t j0, std::int64_t nr, const std::uint8_t* end, std::uint8_t* out) noexcept {
     const std::uint8_t flip = pr.x_flip;
     if (!pr.conv) {
         const std::uint8_t* x = pr.x + p * pr.x_rs + j0 * pr.x_cs;
         if (pr.x_cs == 1)
-            for (std::int64_t j = 0; j < nr; ++j) out[j] = static_cast<std::uint8_t>(x[j] ^ flip);
+            copy_run<Arch>(out, x, nr, 1, flip, end);
         else
             for (std::int64_t j = 0; j < nr; ++j) out[j] = static_cast<std::uint8_t>(x[j * pr.x_cs] ^ flip);
         return;
     }
     const qconv_source& s = *pr.conv;
-    const std::int64_t window = s.kh * s.kw, c = p / window, r = p % window / s.kw, q = p % s.kw;
     const std::uint8_t* plane = s.x + c * s.in_h * s.in_w;
     for (int t = 0; t < run_count; ++t) {
         const conv_run& run = runs[t];
@@ -211,7 +254,6 @@ void gather_row(const gemm_u8s8_problem& pr, const conv_run* runs, int run_count
             for (std::int64_t u = 0; u < run.len; ++u) o[u] = s.pad_value;
             continue;
         }
-        const std::uint8_t* row = plane + ih * s.in_w;
         const std::int64_t iw0 = run.iw0 + q * s.dil_w, sw = s.stride_w;
         // columns u with 0 <= iw0 + u * sw < in_w come from the row, the rest are padding
         std::int64_t lo = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0;
@@ -220,23 +262,20 @@ void gather_row(const gemm_u8s8_problem& pr, const conv_run* runs, int run_count
         if (hi > run.len) hi = run.len;
         if (hi < lo) hi = lo;
         for (std::int64_t u = 0; u < lo; ++u) o[u] = s.pad_value;
-        const std::uint8_t* src = row + iw0;
-        if (sw == 1)
-            for (std::int64_t u = lo; u < hi; ++u) o[u] = static_cast<std::uint8_t>(src[u] ^ flip);
-        else
-            for (std::int64_t u = lo; u < hi; ++u) o[u] = static_cast<std::uint8_t>(src[u * sw] ^ flip);
+        if (hi > lo) copy_run<Arch>(o + lo, plane + ih * s.in_w + iw0 + lo * sw, hi - lo, sw, flip, end);
         for (std::int64_t u = hi; u < run.len; ++u) o[u] = s.pad_value;
     }
 }
 
 // Packs columns [j0, j0 + nr) of X into one NR-wide panel of words, dst[kk * NR + j]: `group`
-// rows gathered as bytes, then interleaved into words (both loops vectorise).
+// rows gathered as bytes, then interleaved into words (the loop vectorises).
 template <class Arch>
 void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr, std::int32_t* dst) noexcept {
     using BL = u8s8_blocking<Arch>;
     constexpr int G = BL::group, NR = BL::nr;
     conv_run runs[NR];
     int run_count = 0;
+    const std::uint8_t* end = nullptr;  // one past the last byte of X
     if (pr.conv) {
         const qconv_source& s = *pr.conv;
         for (std::int64_t j = 0, oh = j0 / s.out_w, ow = j0 % s.out_w; j < nr; ++oh, ow = 0) {
@@ -244,19 +283,28 @@ void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr,
             runs[run_count++] = conv_run{j, len, oh * s.stride_h - s.pad_h, ow * s.stride_w - s.pad_w};
             j += len;
         }
+        end = s.x + pr.k / (s.kh * s.kw) * s.in_h * s.in_w;
+    } else if (pr.k > 0) {
+        end = pr.x + (pr.k - 1) * pr.x_rs + (pr.n - 1) * pr.x_cs + 1;
     }
-    // columns past nr stay 0; rows at least 64 bytes apart, so that GCC's vectoriser (-O3) sees
-    // room for its widest store in the copy loops, which it cannot bound by nr <= NR
-    constexpr int ROW = NR < 64 ? 64 : NR;
+    // room for copy_run's last 16 bytes past nr; columns past nr are never stored, so whatever
+    // lands there is harmless
+    constexpr int ROW = (NR + 16 + 63) / 64 * 64;
     alignas(64) std::uint8_t rows[G][ROW] = {};
     const std::int64_t kg = (pr.k + G - 1) / G;
+    std::int64_t c = 0, r = 0, q = 0;  // the convolution tap of row p
     for (std::int64_t kk = 0; kk < kg; ++kk) {
         for (int g = 0; g < G; ++g) {
             const std::int64_t p = kk * G + g;
-            if (p < pr.k)
-                gather_row<Arch>(pr, runs, run_count, p, j0, nr, rows[g]);
-            else
+            if (p < pr.k) {
+                gather_row<Arch>(pr, runs, run_count, p, c, r, q, j0, nr, end, rows[g]);
+                if (pr.conv && ++q == pr.conv->kw) {
+                    q = 0;
+                    if (++r == pr.conv->kh) r = 0, ++c;
+                }
+            } else {
                 for (int j = 0; j < NR; ++j) rows[g][j] = 0;
+            }
         }
         std::uint32_t* d = reinterpret_cast<std::uint32_t*>(dst + kk * NR);
         if constexpr (G == 4) {

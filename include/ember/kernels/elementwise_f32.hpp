@@ -21,6 +21,7 @@
 
 #include "ember/config.hpp"
 #include "ember/kernels/activation.hpp"
+#include "ember/kernels/narrow.hpp"
 
 EMBER_NAMESPACE_BEGIN
 namespace kernels {
@@ -164,6 +165,12 @@ void quantize_f32(const float* x, std::int64_t n, float scale, std::int32_t zero
         }
         B r = xsimd::nearbyint(v / s) + zp;
         r = xsimd::select(xsimd::isnan(r), zp, xsimd::min(xsimd::max(r, flo), fhi));
+        if constexpr (low_bytes<Arch>::available) {
+            if (len == W) {
+                low_bytes<Arch>::store(xsimd::to_int(r), y + i);
+                continue;
+            }
+        }
         xsimd::to_int(r).store_aligned(q);
         for (std::int64_t t = 0; t < len; ++t) y[i + t] = static_cast<std::uint8_t>(q[t]);
     }

@@ -44,6 +44,7 @@
 
 #include "ember/config.hpp"
 #include "ember/kernels/gemm_f32.hpp"  // static_for, EMBER_DETAIL_INLINE
+#include "ember/kernels/narrow.hpp"
 #include "ember/runtime/executor.hpp"
 
 #if defined(__x86_64__) || defined(_M_X64)
@@ -368,6 +369,16 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
         }
         if (eight_bit) {
             const F scale(post.scale[row]);
+            if constexpr (low_bytes<Arch>::available) {
+                if (nr == NR && post.cs == 1) {  // the common case: whole vectors narrowed straight to C
+                    auto* c = static_cast<std::uint8_t*>(post.c) + row * post.rs + j0;
+                    gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
+                        const F real = xsimd::to_float(acc[i][v] + offset) * scale;
+                        low_bytes<Arch>::store(xsimd::min(xsimd::max(xsimd::nearbyint_as_int(real) + zp, lo), hi), c + v * W);
+                    });
+                    return;
+                }
+            }
             gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
                 const F real = xsimd::to_float(acc[i][v] + offset) * scale;
                 xsimd::min(xsimd::max(xsimd::nearbyint_as_int(real) + zp, lo), hi).store_aligned(tile + v * W);

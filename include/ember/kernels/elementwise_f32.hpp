@@ -165,9 +165,9 @@ void quantize_f32(const float* x, std::int64_t n, float scale, std::int32_t zero
         }
         B r = xsimd::nearbyint(v / s) + zp;
         r = xsimd::select(xsimd::isnan(r), zp, xsimd::min(xsimd::max(r, flo), fhi));
-        if constexpr (low_bytes<Arch>::available) {
+        if constexpr (byte_lanes<Arch>::available) {
             if (len == W) {
-                low_bytes<Arch>::store(xsimd::to_int(r), y + i);
+                byte_lanes<Arch>::store_low(xsimd::to_int(r), y + i);
                 continue;
             }
         }
@@ -188,6 +188,12 @@ void dequantize_8bit(const std::uint8_t* x, std::int64_t n, bool is_signed, floa
     alignas(64) float tail[64];
     for (std::int64_t i = 0; i < n; i += W) {
         const std::int64_t len = n - i < W ? n - i : W;
+        if constexpr (byte_lanes<Arch>::available) {
+            if (len == W) {
+                ((xsimd::to_float(byte_lanes<Arch>::widen(x + i, is_signed)) - zp) * s).store_unaligned(y + i);
+                continue;
+            }
+        }
         if (is_signed)
             for (std::int64_t t = 0; t < len; ++t) q[t] = static_cast<std::int8_t>(x[i + t]);
         else

@@ -369,12 +369,12 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
         }
         if (eight_bit) {
             const F scale(post.scale[row]);
-            if constexpr (low_bytes<Arch>::available) {
+            if constexpr (byte_lanes<Arch>::available) {
                 if (nr == NR && post.cs == 1) {  // the common case: whole vectors narrowed straight to C
                     auto* c = static_cast<std::uint8_t*>(post.c) + row * post.rs + j0;
                     gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
                         const F real = xsimd::to_float(acc[i][v] + offset) * scale;
-                        low_bytes<Arch>::store(xsimd::min(xsimd::max(xsimd::nearbyint_as_int(real) + zp, lo), hi), c + v * W);
+                        byte_lanes<Arch>::store_low(xsimd::min(xsimd::max(xsimd::nearbyint_as_int(real) + zp, lo), hi), c + v * W);
                     });
                     return;
                 }

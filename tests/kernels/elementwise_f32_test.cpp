@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // The element-wise kernels (kernels/elementwise_f32.hpp) of every kernel table this CPU runs:
-// the binary row against the same scalar operation (bit for bit), the activations, the row mean
+// the binary row against the same scalar operation (bit for bit), QuantizeLinear's and
+// DequantizeLinear's per-tensor kernels against their formulas, the activations, the row mean
 // and softmax against double-precision loops; then the ops that run them (Add, Sub, Mul, Div with
 // broadcasting, Relu, Sigmoid, LeakyRelu, HardSigmoid, HardSwish, GlobalAveragePool, Softmax)
 // compiled for each table against the reference kernels (compile_options::isa = "reference"),
@@ -111,6 +112,45 @@ TEST_CASE("row_mean_f32: every table matches a double mean, for rows shorter and
             }
             ember::test::check_close(y, expected, 1e-6f, 1e-5f);
         }
+}
+
+TEST_CASE("quantize_f32 and dequantize_8bit: every table gives the scalar formulas' bytes and floats, every byte value, tails") {
+    // QuantizeLinear's and DequantizeLinear's vector kernels (whole vectors through byte_lanes'
+    // narrowing store and widening load, the rest lane by lane), here so that QEMU runs them on
+    // every ISA; uint8 and int8, ties, NaN, infinities and saturation
+    std::vector<float> x;
+    for (int k = -1100; k <= 1100; ++k) x.push_back(static_cast<float>(k) * 0.125f);  // ties every other step
+    for (float v : {std::nanf(""), std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(), 3e9f, -0.0f})
+        x.push_back(v);
+    std::vector<std::uint8_t> bytes;
+    for (int rep = 0; rep < 3; ++rep)
+        for (int v = 0; v < 256; ++v) bytes.push_back(static_cast<std::uint8_t>(v * 7 + rep));
+    const float scale = 0.25f, dscale = 0.37f;
+    for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables())
+        for (const bool is_signed : {false, true})
+            for (std::int64_t n : {std::int64_t{5}, std::int64_t{17}, std::int64_t{701}, static_cast<std::int64_t>(x.size())}) {
+                CAPTURE(t->name);
+                CAPTURE(is_signed);
+                CAPTURE(n);
+                const std::int32_t zp = is_signed ? -7 : 131, lo = is_signed ? -128 : 0, hi = is_signed ? 127 : 255;
+                std::vector<std::uint8_t> q(static_cast<std::size_t>(n)), expected_q(static_cast<std::size_t>(n));
+                t->quantize_f32(x.data(), n, scale, zp, lo, hi, q.data());
+                for (std::int64_t i = 0; i < n; ++i) {
+                    const float r = std::nearbyint(x[static_cast<std::size_t>(i)] / scale) + static_cast<float>(zp);
+                    const float c = std::isnan(r) ? static_cast<float>(zp) : std::fmin(std::fmax(r, static_cast<float>(lo)), static_cast<float>(hi));
+                    expected_q[static_cast<std::size_t>(i)] = static_cast<std::uint8_t>(static_cast<std::int32_t>(c));
+                }
+                CHECK(q == expected_q);
+                const std::int64_t m = n < static_cast<std::int64_t>(bytes.size()) ? n : static_cast<std::int64_t>(bytes.size());
+                std::vector<float> y(static_cast<std::size_t>(m)), expected_y(static_cast<std::size_t>(m));
+                t->dequantize_8bit(bytes.data(), m, is_signed, dscale, zp, y.data());
+                for (std::int64_t i = 0; i < m; ++i) {
+                    const std::uint8_t b = bytes[static_cast<std::size_t>(i)];
+                    const float v = is_signed ? static_cast<float>(static_cast<std::int8_t>(b)) : static_cast<float>(b);
+                    expected_y[static_cast<std::size_t>(i)] = (v - static_cast<float>(zp)) * dscale;
+                }
+                CHECK(std::memcmp(y.data(), expected_y.data(), y.size() * sizeof(float)) == 0);
+            }
 }
 
 TEST_CASE("softmax_rows_f32: every table matches a double softmax; -inf entries give 0; rows sum to 1; in place") {

@@ -13,6 +13,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -961,7 +962,7 @@ namespace {
 enum class qdq_output { quantized, float_out, residual };
 // act replaces the Relu (float output only): "Sigmoid" or "Clip" (to [0, 6]).
 graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool float_bias = false, qdq_output out = qdq_output::quantized,
-                     const std::string& act = "Relu") {
+                     const std::string& act = "Relu", float clip_lo = 0.0f, float clip_hi = 6.0f, bool clip_constant_nodes = false) {
     const std::int64_t C = 6, M = 10;
     graph_builder b("qdq_conv");
     const value_id x = b.input("x", dtype::float32, {1, C, 9, 9});
@@ -997,8 +998,13 @@ graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool 
     }
     value_id y = b.node("Conv", conv_in, {attribute::of("pads", std::vector<std::int64_t>{1, 1, 1, 1})}, "conv");
     if (out == qdq_output::residual) y = b.node("Add", {y, z}, {}, "add");
-    if (relu && act == "Clip")
-        y = b.node("Clip", {y, b.constant("lo", make_f32({}, {0.0f})), b.constant("hi", make_f32({}, {6.0f}))}, {}, "clip");
+    if (relu && act == "Clip" && clip_constant_nodes)  // Relu6's bounds as torch exports them
+        y = b.node("Clip",
+                   {y, b.node("Constant", {}, {attribute::of("value", make_f32({}, {clip_lo}))}, "lo"),
+                    b.node("Constant", {}, {attribute::of("value", make_f32({}, {clip_hi}))}, "hi")},
+                   {}, "clip");
+    else if (relu && act == "Clip")
+        y = b.node("Clip", {y, b.constant("lo", make_f32({}, {clip_lo})), b.constant("hi", make_f32({}, {clip_hi}))}, {}, "clip");
     else if (relu)
         y = b.node(act, {y}, {}, "act");
     if (out != qdq_output::quantized) {
@@ -1013,23 +1019,31 @@ graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool 
 }
 
 // Outputs with and without QDQ folding: the folded one differs at most by one quantization step
-// (0.05), and rarely.
+// (0.05), and rarely; on the reference kernels and on every INT8 table.
 void check_folded_matches(const graph& g) {
     const tensor x = random_f32({1, 6, 9, 9}, 77);
-    const tensor with = run(g, {x})[0];
     const tensor without = run(g, {x}, with_passes(all_but(&ember::pass_options::qdq_folding)))[0];
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < with.size(); ++i) {
-        const float d = std::fabs(with.data<float>()[i] - without.data<float>()[i]);
-        CHECK(d <= 0.05f * 1.001f);
-        differ += d > 0.0f ? 1 : 0;
+    std::vector<std::string> isas{"reference"};
+    for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables())
+        if (t->gemm_u8s8) isas.emplace_back(t->name);
+    for (const std::string& isa : isas) {
+        CAPTURE(isa);
+        ember::compile_options o;
+        o.isa = isa;
+        const tensor with = run(g, {x}, o)[0];
+        std::size_t differ = 0;
+        for (std::size_t i = 0; i < with.size(); ++i) {
+            const float d = std::fabs(with.data<float>()[i] - without.data<float>()[i]);
+            CHECK(d <= 0.05f * 1.001f);
+            differ += d > 0.0f ? 1 : 0;
+        }
+        CHECK(differ * 100 <= with.size());
     }
-    CHECK(differ * 100 <= with.size());
 }
 
 } // namespace
 
-TEST_CASE("passes: the QDQ form of a convolution folds into QLinearConv, with a Relu into FusedQLinearConv") {
+TEST_CASE("passes: the QDQ form of a convolution folds into QLinearConv, with a Relu or Clip into FusedQLinearConv") {
     for (bool bias : {true, false}) {
         CAPTURE(bias);
         const graph plain = qdq_conv_graph(false, bias);
@@ -1048,6 +1062,21 @@ TEST_CASE("passes: the QDQ form of a convolution folds into QLinearConv, with a 
         CHECK(f.domain == "ember");
         CHECK(activation_of(f) == "Relu");
         check_folded_matches(with_relu);
+    }
+    // a Clip (MobileNet's Relu6) before the QuantizeLinear: clamped between the quantized bounds,
+    // both inside the outputs' range here so that each side clamps
+    // (the bounds as constants, then as Constant nodes)
+    for (const auto& [lo, hi, nodes] : {std::tuple<float, float, bool>{0.0f, 6.0f, false}, std::tuple<float, float, bool>{-0.4f, 0.35f, false},
+                                        std::tuple<float, float, bool>{-0.4f, 0.35f, true}}) {
+        CAPTURE(lo);
+        CAPTURE(hi);
+        CAPTURE(nodes);
+        const graph clip = qdq_conv_graph(true, true, 1.0f, false, qdq_output::quantized, "Clip", lo, hi, nodes);
+        const graph c = optimized(clip);
+        CHECK(count_op(c, "Clip") == 0);
+        const ember::node& f = only_node(c, "FusedQLinearConv");
+        CHECK(activation_of(f) == "Clip");
+        check_folded_matches(clip);
     }
     // a float bias (left float by the quantizer) is quantized with x_scale * w_scale
     const graph float_bias = qdq_conv_graph(true, false, 1.0f, true);

@@ -20,19 +20,24 @@ namespace kernels {
 /// dst[0, n) = src[0, n); the ranges do not overlap.
 template <class Arch>
 void copy_floats(const float* src, float* dst, std::int64_t n) noexcept {
-    for (; n >= 16; n -= 16, src += 16, dst += 16) std::memcpy(dst, src, 16 * sizeof(float));
-    if (n >= 8) {
+    // whole 16-float chunks, then the rest as two chunks of 8 or 4 that overlap in the middle (the
+    // ranges are disjoint, so writing a float twice writes the same value): a row of 7, 14 or 28
+    // floats is two or three moves, not a scalar tail
+    if (n >= 16) {
+        std::int64_t j = 0;
+        for (; j + 16 <= n; j += 16) std::memcpy(dst + j, src + j, 16 * sizeof(float));
+        if (j < n) std::memcpy(dst + n - 16, src + n - 16, 16 * sizeof(float));
+    } else if (n >= 8) {
         std::memcpy(dst, src, 8 * sizeof(float));
-        n -= 8, src += 8, dst += 8;
-    }
-    if (n >= 4) {
+        std::memcpy(dst + n - 8, src + n - 8, 8 * sizeof(float));
+    } else if (n >= 4) {
         std::memcpy(dst, src, 4 * sizeof(float));
-        n -= 4, src += 4, dst += 4;
+        std::memcpy(dst + n - 4, src + n - 4, 4 * sizeof(float));
+    } else {
+        for (std::int64_t j = 0; j < n; ++j) dst[j] = src[j];
     }
-    for (std::int64_t j = 0; j < n; ++j) dst[j] = src[j];
 }
 
-// Lane orders for a batch's even-indexed elements first (and then the odd ones).
 struct evens_first {
     static constexpr unsigned get(unsigned i, unsigned n) noexcept { return i < n / 2 ? 2 * i : 2 * (i - n / 2) + 1; }
 };

@@ -14,6 +14,7 @@
 // even, saturate clamps to uint8 / int8.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <climits>
 #include <cstdint>
@@ -269,6 +270,15 @@ inline void fast_kernel(const void* p, const run_context& ctx) noexcept {
                        static_cast<std::size_t>(f.out_size), nullptr, nullptr, ctx.exec);
 }
 
+/// FusedQLinearConv's activation, in the quantized domain: QuantizeLinear is monotone, so the
+/// quantized act(y) is the quantized y clamped. Relu: below at y_zp (read with y_zp at run time on
+/// the reference path). Clip(min, max): between the quantized min and max, `lo` and `hi` (made
+/// at bind from the constant y_scale and y_zp, quantized as QuantizeLinear does).
+struct quantized_clamp {
+    bool relu = false, clip = false;
+    std::int32_t lo = 0, hi = 0;  // clip
+};
+
 /// The float output's epilogue (FusedQConv): its residual (input z_input, if present) and
 /// activation.
 struct float_epilogue {
@@ -279,8 +289,8 @@ struct float_epilogue {
 
 /// Binds the fast path when it applies (`bound`); x (input 0), y (output 0) and the constants as
 /// described above. y_type: int32, uint8, int8 or float32 (then `post` is the epilogue, y_scale
-/// and y_zp unused); relu (8-bit output): clamp below at y_zp.
-inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constants& c, dtype x_type, dtype y_type, bool relu, bool& bound,
+/// and y_zp unused); act: the 8-bit output's clamp.
+inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constants& c, dtype x_type, dtype y_type, const quantized_clamp& act, bool& bound,
                         const float_epilogue* post = nullptr) {
     bound = false;
     const kernel_context* k = ctx.kernels();
@@ -336,8 +346,13 @@ inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constan
         const bool y_signed = y_type == dtype::int8;
         f.out = y_signed ? kernels::qgemm_epilogue::output::int8 : kernels::qgemm_epilogue::output::uint8;
         f.y_zp = static_cast<std::int32_t>(int_at(*c.y_zp, 0));
-        f.lo = relu ? f.y_zp : (y_signed ? -128 : 0);
+        f.lo = act.relu ? f.y_zp : (y_signed ? -128 : 0);
         f.hi = y_signed ? 127 : 255;
+        if (act.clip) {
+            f.lo = std::max(f.lo, act.lo);
+            f.hi = std::min(f.hi, act.hi);
+            if (f.lo > f.hi) f.lo = f.hi;  // Clip with min > max gives max
+        }
     }
 
     // the weights as int8, the offsets and the scales
@@ -447,7 +462,7 @@ struct conv_integer {
         c.w_zp = ctx.input_constant(3);
         if ((!ctx.has_input(2) || c.x_zp) && (!ctx.has_input(3) || c.w_zp)) {
             bool bound = false;
-            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), dtype::int32, false, bound); s != status::ok || bound) return s;
+            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), dtype::int32, {}, bound); s != status::ok || bound) return s;
         }
         g.x = ctx.input(0);
         g.w = ctx.input(1);
@@ -481,7 +496,7 @@ struct qlinear_conv {
         qconv_detail::geometry geo;
         operand x, x_scale, x_zp, w, w_scale, w_zp, y_scale, y_zp, b, y;
         bool has_b = false, w_scale_per_channel = false, w_zp_per_channel = false;
-        bool relu = false;  // FusedQLinearConv's activation: y = max(y, y_zp)
+        qconv_detail::quantized_clamp act;  // FusedQLinearConv's activation
     };
 
     static status plan(const attributes& a, infer_context& ctx, args& g) {
@@ -502,8 +517,8 @@ struct qlinear_conv {
     }
 
     // The definition: the exact integer sum plus the bias, scaled by x_scale * w_scale[m] /
-    // y_scale (float), rounded half to even, shifted by y_zp, clamped (with relu, below at y_zp:
-    // the quantized Relu). b may be null.
+    // y_scale (float), rounded half to even, shifted by y_zp, clamped (with the quantized Relu or
+    // Clip of FusedQLinearConv). b may be null.
     template <class X, class W, class Y>
     static void reference(const args& g, const X* x, float x_scale, X x_zp, const W* w, const float* w_scale, const W* w_zp, float y_scale,
                           Y y_zp, const std::int32_t* b, Y* y, const executor* ex) noexcept {
@@ -513,7 +528,10 @@ struct qlinear_conv {
                 const float multiplier = x_scale * w_scale[g.w_scale_per_channel ? m : 0] / y_scale;
                 const double real = static_cast<double>(acc + (b ? b[m] : 0)) * static_cast<double>(multiplier);
                 const Y q = quant_detail::saturate<Y>(quant_detail::round_half_even(real) + static_cast<double>(y_zp), y_zp);
-                y[i] = g.relu && q < y_zp ? y_zp : q;
+                std::int32_t v = q;
+                if (g.act.relu && v < y_zp) v = y_zp;
+                if (g.act.clip) v = std::min(std::max(v, g.act.lo), g.act.hi);
+                y[i] = static_cast<Y>(v);
             },
             ex);
     }
@@ -532,19 +550,19 @@ struct qlinear_conv {
         return qconv_detail::fast_workspace(g.geo, ctx);
     }
 
-    static status bind(const attributes& a, bind_context& ctx) { return bind_with(a, ctx, false); }
+    static status bind(const attributes& a, bind_context& ctx) { return bind_with(a, ctx, {}); }
 
-    static status bind_with(const attributes& a, bind_context& ctx, bool relu) {
+    static status bind_with(const attributes& a, bind_context& ctx, const qconv_detail::quantized_clamp& act) {
         args g;
         if (status s = plan(a, ctx, g); s != status::ok) return s;
-        g.relu = relu;
+        g.act = act;
         bool usable = false;
         qconv_detail::fast_constants c = qconv_detail::quantized_constants(ctx, 8, usable);
         c.y_scale = ctx.input_constant(6);
         c.y_zp = ctx.input_constant(7);
         if (usable) {
             bool bound = false;
-            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), ctx.input_type(7), relu, bound); s != status::ok || bound)
+            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), ctx.input_type(7), act, bound); s != status::ok || bound)
                 return s;
         }
         qconv_detail::bind_quantized_operands(ctx, 8, g);

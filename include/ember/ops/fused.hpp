@@ -350,31 +350,58 @@ struct fused_matmul {
     }
 };
 
-/// QLinearConv with an optional quantized Relu: QuantizeLinear(Relu(y)) = max(QuantizeLinear(y),
-/// y_zp) for a positive y_scale. activation: "" or "Relu".
+/// QLinearConv with an optional quantized Relu or Clip (qconv_detail::quantized_clamp):
+/// QuantizeLinear(Relu(y)) = max(QuantizeLinear(y), y_zp) for a positive y_scale, and
+/// QuantizeLinear(Clip(y, min, max)) = the quantized y clamped between the quantized min and max.
+/// activation: "", "Relu" or "Clip" (activation_params min, max; the float range's ends when
+/// absent); Clip needs y_scale and y_zero_point constant.
 struct fused_qlinear_conv {
     static constexpr std::string_view onnx_name = "FusedQLinearConv";
     static constexpr std::string_view onnx_domain = ember_domain;
     static constexpr op_flags flags = op_flags::none;
 
-    struct attributes : qlinear_conv::attributes {
-        std::string activation;
-    };
-    static constexpr auto onnx_attributes = std::tuple_cat(qlinear_conv::onnx_attributes, std::make_tuple(attr("activation", &attributes::activation)));
+    struct attributes : qlinear_conv::attributes, epilogue_attributes {};
+    static constexpr auto onnx_attributes = std::tuple_cat(qlinear_conv::onnx_attributes, fused_detail::epilogue_bindings);
 
-    static status check(const attributes& a, infer_context& ctx) {
-        if (!a.activation.empty() && a.activation != "Relu")
-            return ctx.fail(status::unsupported_op, "activation '{}' is not supported (expected Relu or none)", a.activation);
+    static status check(const attributes& a, infer_context& ctx, qconv_detail::quantized_clamp& act) {
+        activation kind = activation::none;
+        activation_params params;
+        if (status s = fused_detail::read_epilogue(a, ctx, kind, params); s != status::ok) return s;
+        if (kind != activation::none && kind != activation::relu && kind != activation::clip)
+            return ctx.fail(status::unsupported_op, "activation '{}' is not supported (expected Relu, Clip or none)", a.activation);
+        act.relu = kind == activation::relu;
+        act.clip = kind == activation::clip;
+        if (!act.clip) return status::ok;
+        const tensor* ys = ctx.input_count() > 7 ? ctx.input_constant(6) : nullptr;
+        const tensor* yz = ctx.input_count() > 7 ? ctx.input_constant(7) : nullptr;
+        if (!ys || !yz || ys->type() != dtype::float32 || ys->size() != 1 || yz->size() != 1)
+            return ctx.fail(status::unsupported_op, "activation Clip needs a constant one-value y_scale and y_zero_point");
+        const float scale = ys->data<float>()[0];
+        const auto quantize = [&](auto zp, float v) {  // QuantizeLinear's definition (quantize_linear.hpp)
+            const double q = quant_detail::round_half_even(static_cast<double>(v / scale)) + static_cast<double>(zp);
+            return static_cast<std::int32_t>(quant_detail::saturate<decltype(zp)>(q, zp));
+        };
+        if (yz->type() == dtype::int8) {
+            act.lo = quantize(yz->data<std::int8_t>()[0], params.alpha);
+            act.hi = quantize(yz->data<std::int8_t>()[0], params.beta);
+        } else if (yz->type() == dtype::uint8) {
+            act.lo = quantize(yz->data<std::uint8_t>()[0], params.alpha);
+            act.hi = quantize(yz->data<std::uint8_t>()[0], params.beta);
+        } else {
+            return ctx.fail(status::invalid_model, "y_zero_point has dtype {}, expected uint8 or int8", yz->type());
+        }
         return status::ok;
     }
     static status infer(const attributes& a, infer_context& ctx) {
-        if (status s = check(a, ctx); s != status::ok) return s;
-        return qlinear_conv::infer(a, ctx);
+        if (status s = qlinear_conv::infer(a, ctx); s != status::ok) return s;
+        qconv_detail::quantized_clamp act;
+        return check(a, ctx, act);
     }
     static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) { return qlinear_conv::workspace_bytes(a, ctx); }
     static status bind(const attributes& a, bind_context& ctx) {
-        if (status s = check(a, ctx); s != status::ok) return s;
-        return qlinear_conv::bind_with(a, ctx, a.activation == "Relu");
+        qconv_detail::quantized_clamp act;
+        if (status s = check(a, ctx, act); s != status::ok) return s;
+        return qlinear_conv::bind_with(a, ctx, act);
     }
 };
 
@@ -453,7 +480,7 @@ struct fused_qconv {
             post.act = g.act;
             post.params = g.params;
             bool bound = false;
-            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), dtype::float32, false, bound, &post); s != status::ok || bound)
+            if (status s = qconv_detail::bind_fast(g.geo, ctx, c, ctx.input_type(0), dtype::float32, {}, bound, &post); s != status::ok || bound)
                 return s;
         }
         qconv_detail::bind_quantized_operands(ctx, 6, g);

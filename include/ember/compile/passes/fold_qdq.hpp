@@ -5,10 +5,11 @@
 //   Conv(DequantizeLinear(xq, xs, xz),
 //        DequantizeLinear(wq, ws, wz?),        wq constant
 //        DequantizeLinear(bq, xs * ws, 0?))    int32, optional (or a float constant)
-//   -> [Relu] -> QuantizeLinear(ys, yz) -> yq
+//   -> [Relu or Clip] -> QuantizeLinear(ys, yz) -> yq
 //
 // becomes one QLinearConv(xq, xs, xz, wq, ws, wz, ys, yz, bq) (FusedQLinearConv with activation
-// "Relu" where the Relu was there: quantizing Relu(y) is clamping the quantized y below at yz),
+// "Relu" or "Clip" where one was there: quantizing Relu(y) is clamping the quantized y below at
+// yz, quantizing Clip(y) clamping it between the quantized bounds; Clip's bounds constant),
 // which runs on the INT8 kernels. A Conv of the same inputs whose output is not quantized (it
 // feeds a residual Add, a pooling, the graph's end: Q/DQ sit around the inputs of Conv only)
 // becomes FusedQConv(xq, xs, xz, wq, ws, wz, bq), which writes the float output from the same
@@ -128,16 +129,18 @@ private:
             }
             bq = b.q;
         }
-        // the output: [Relu ->] QuantizeLinear with per-tensor constants, the values between read
-        // by the pattern only; else the output stays float (FusedQConv)
-        std::int32_t relu = -1, quantize = -1;
+        // the output: [Relu or Clip ->] QuantizeLinear with per-tensor constants, the values
+        // between read by the pattern only; else the output stays float (FusedQConv)
+        std::int32_t act = -1, quantize = -1;
+        float clip_lo = 0.0f, clip_hi = 0.0f;
         value_id cur = conv.outputs[0];
         if (rw_.single_use(cur)) {
             std::uint32_t next = rw_.consumers(cur)[0];
-            if (rw_.is(next, "Relu")) {
+            if (rw_.is(next, "Relu") || rw_.is(next, "Clip")) {
                 const node& r = rw_.at(next);
-                if (r.inputs.size() == 1 && r.outputs.size() == 1 && r.outputs[0] != no_value && rw_.single_use(r.outputs[0])) {
-                    relu = static_cast<std::int32_t>(next);
+                const bool bounds = rw_.is(next, "Relu") ? r.inputs.size() == 1 : clip_bounds(rw_, r, clip_lo, clip_hi);
+                if (bounds && r.inputs[0] == cur && r.outputs.size() == 1 && r.outputs[0] != no_value && rw_.single_use(r.outputs[0])) {
+                    act = static_cast<std::int32_t>(next);
                     cur = r.outputs[0];
                     next = rw_.consumers(cur)[0];
                 }
@@ -151,7 +154,7 @@ private:
                     quantize = static_cast<std::int32_t>(next);
             }
         }
-        if (quantize < 0) relu = -1;  // the Relu stays a node; epilogue fusion takes it
+        if (quantize < 0) act = -1;  // the activation stays a node; epilogue fusion takes it
 
         // rewrite: the Conv node becomes the integer convolution
         value_id wz = w.zero_point;
@@ -185,13 +188,15 @@ private:
         }
         const node& q = rw_.at(static_cast<std::size_t>(quantize));
         const value_id yq = q.outputs[0], yscale = q.inputs[1], yzero = q.inputs[2];
+        const bool clip = act >= 0 && rw_.is(static_cast<std::size_t>(act), "Clip");
         rw_.remove_node(static_cast<std::size_t>(quantize));
-        if (relu >= 0) rw_.remove_node(static_cast<std::size_t>(relu));
+        if (act >= 0) rw_.remove_node(static_cast<std::size_t>(act));
         node& f = rw_.at(i);
-        if (relu >= 0) {
+        if (act >= 0) {
             f.op_type = "FusedQLinearConv";
             f.domain = std::string(ops::ember_domain);
-            set_attribute(f, attribute::of("activation", std::string("Relu")));
+            set_attribute(f, attribute::of("activation", std::string(clip ? "Clip" : "Relu")));
+            if (clip) set_attribute(f, attribute::of("activation_params", std::vector<float>{clip_lo, clip_hi}));
         } else {
             f.op_type = "QLinearConv";
             f.domain.clear();

@@ -111,24 +111,7 @@ private:
             }
         } else if (rw_.is(c, "Clip")) {
             m.kind = activation::clip;
-            m.params = ops::default_params(m.kind);
-            if (rw_.g().opset_version("") < 11) {
-                if (n.inputs.size() != 1) return false;
-                for (const attribute& a : n.attributes) {
-                    if (a.kind != attribute_kind::floating) return false;
-                    if (a.name == "min") m.params.alpha = a.f;
-                    else if (a.name == "max") m.params.beta = a.f;
-                    else return false;
-                }
-            } else {
-                if (!n.attributes.empty() || n.inputs.size() > 3) return false;
-                for (std::size_t k = 1; k < n.inputs.size(); ++k) {
-                    if (n.inputs[k] == no_value) continue;
-                    float bound = 0.0f;
-                    if (!scalar_f32(rw_.constant(n.inputs[k]), bound)) return false;  // a run-time bound stays a Clip
-                    (k == 1 ? m.params.alpha : m.params.beta) = bound;
-                }
-            }
+            if (!clip_bounds(rw_, n, m.params.alpha, m.params.beta)) return false;  // a run-time bound stays a Clip
         } else {
             return false;
         }

@@ -53,9 +53,9 @@ struct pass_options {
     /// Transposes by the identity permutation and Reshapes that keep the shape.
     bool layout_simplification = true;
     /// Fold the QDQ form of an integer convolution (DequantizeLinear of the input, the constant
-    /// weights and the int32 bias, Conv, [Relu,] QuantizeLinear) into one QLinearConv (or
-    /// FusedQLinearConv with the Relu), and a Conv of dequantized inputs whose output stays float
-    /// into FusedQConv; both run on the INT8 kernels.
+    /// weights and the int32 bias, Conv, [Relu or Clip,] QuantizeLinear) into one QLinearConv
+    /// (or FusedQLinearConv with the Relu or Clip), and a Conv of dequantized inputs whose output
+    /// stays float into FusedQConv; both run on the INT8 kernels.
     bool qdq_folding = true;
 
     /// Every pass off: compile() compiles the graph as given.

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -252,6 +253,39 @@ inline const float* f32_data(const tensor* t) noexcept { return t && t->type() =
 inline bool scalar_f32(const tensor* t, float& out) noexcept {
     if (!t || t->type() != dtype::float32 || t->size() != 1) return false;
     out = t->data<float>()[0];
+    return true;
+}
+
+/// A Clip node's bounds when they are known at compile time: the min / max attributes before
+/// opset 11, constant inputs 1 and 2 from then on; an absent bound is the float range's end (the
+/// ONNX default). False for a run-time bound or an unexpected attribute.
+inline bool clip_bounds(const graph_rewrite& rw, const node& n, float& lo, float& hi) {
+    lo = std::numeric_limits<float>::lowest();  // ONNX's defaults
+    hi = std::numeric_limits<float>::max();
+    if (rw.g().opset_version("") < 11) {
+        if (n.inputs.size() != 1) return false;
+        for (const attribute& a : n.attributes) {
+            if (a.kind != attribute_kind::floating) return false;
+            if (a.name == "min") lo = a.f;
+            else if (a.name == "max") hi = a.f;
+            else return false;
+        }
+        return true;
+    }
+    if (!n.attributes.empty() || n.inputs.size() > 3) return false;
+    for (std::size_t k = 1; k < n.inputs.size(); ++k) {
+        const value_id v = n.inputs[k];
+        if (v == no_value) continue;
+        const tensor* t = rw.constant(v);
+        // before shape inference a Constant node's output is not a constant yet: read its value
+        // (torch exports Relu6's bounds that way)
+        const std::int32_t p = rw.producer(v);
+        if (!t && p >= 0 && rw.is(static_cast<std::size_t>(p), "Constant")) {
+            const attribute* a = rw.at(static_cast<std::size_t>(p)).find_attribute("value");
+            if (a && a->kind == attribute_kind::tensor) t = &a->t;
+        }
+        if (!scalar_f32(t, k == 1 ? lo : hi)) return false;
+    }
     return true;
 }
 

@@ -1154,6 +1154,37 @@ TEST_CASE("passes: a QDQ convolution whose output stays float folds into FusedQC
     CHECK(count_op(no_fusion, "Add") == 1);
 }
 
+namespace {
+
+// DQ(Q(x)), DQ(w) -> Conv (kernel k x k, `group`, C inputs, M outputs) -> Q -> DQ, for the depth rule.
+graph qdq_narrow_conv(std::int64_t C, std::int64_t M, std::int64_t group, std::int64_t k) {
+    graph_builder b("qdq_narrow");
+    const value_id x = b.input("x", dtype::float32, {1, C, 8, 8});
+    const value_id xs = b.constant("xs", make_f32({}, {0.02f})), xz = b.constant("xz", ember::test::make<std::uint8_t>({}, {128}));
+    const value_id xd = b.node("DequantizeLinear", {b.node("QuantizeLinear", {x, xs, xz}, {}, "qx"), xs, xz}, {}, "dqx");
+    std::vector<std::int8_t> w(static_cast<std::size_t>(M * (C / group) * k * k));
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<std::int8_t>(static_cast<int>((i * 53) % 255) - 127);
+    const value_id wd = b.node("DequantizeLinear",
+                               {b.constant("wq", ember::test::make<std::int8_t>({M, C / group, k, k}, w)), b.constant("ws", make_f32({}, {0.01f}))},
+                               {}, "dqw");
+    const value_id y = b.node("Conv", {xd, wd}, {attribute::of("group", group)}, "conv");
+    const value_id ys = b.constant("ys", make_f32({}, {0.05f})), yz = b.constant("yz", ember::test::make<std::uint8_t>({}, {100}));
+    b.output(b.node("DequantizeLinear", {b.node("QuantizeLinear", {y, ys, yz}, {}, "qy"), ys, yz}, {}, "dqy"), "y");
+    return build(b, 13);
+}
+
+} // namespace
+
+TEST_CASE("passes: QDQ folding takes convolutions of depth C/group * kernel >= 16; depthwise ones stay float") {
+    const graph pointwise16 = qdq_narrow_conv(16, 24, 1, 1);  // MobileNetV2's 16-channel expand conv
+    CHECK(count_op(optimized(pointwise16), "QLinearConv") == 1);
+    const graph depthwise = qdq_narrow_conv(8, 8, 8, 3);  // depth 9: the FP32 depthwise kernel's
+    CHECK(count_op(optimized(depthwise), "QLinearConv") == 0);
+    CHECK(count_op(optimized(depthwise), "Conv") + count_op(optimized(depthwise), "FusedConv") == 1);
+    const graph narrow = qdq_narrow_conv(15, 4, 1, 1);  // depth 15
+    CHECK(count_op(optimized(narrow), "QLinearConv") == 0);
+}
+
 TEST_CASE("passes: a QDQ convolution is not folded when the integer form would compute something else") {
     // the bias dequantized with a scale other than x_scale * w_scale: Conv + Relu stay float (fused)
     const graph mismatched = optimized(qdq_conv_graph(true, true, 1.5f));

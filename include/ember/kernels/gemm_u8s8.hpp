@@ -57,12 +57,15 @@ namespace kernels {
 /// The ISA's int8 dot product over packed int32 words: `group` 8-bit values per word, as bytes
 /// (VNNI) or widened to int16 (pmaddwd). dot(acc, x, w) adds, per lane, the products of the
 /// word's x values (unsigned) with the w values (signed). `mr` x `nv` is the register tile.
-// Besides the dot product, each ISA copies 16 bytes XORed with `flip` when X is packed: copy16
-// (o[t] = s[t] ^ flip) and copy16_stride2 (o[t] = s[2 t] ^ flip, reading s[0, 32)). Raw
+// Besides the dot product, each ISA moves 16 bytes at a time when X is packed: fill16 (o[t] = v),
+// copy16 (o[t] = s[t] ^ flip) and copy16_stride2 (o[t] = s[2 t] ^ flip, reading s[0, 32)). Raw
 // intrinsics, not 128-bit xsimd batches: those would instantiate xsimd's SSE2 functions in the
 // AVX translation units too, the ODR hazard of STYLE.md 4.7.
 #if defined(__SSE2__)
 #define EMBER_DETAIL_U8S8_X86_BYTES                                                                                       \
+    static EMBER_DETAIL_INLINE void fill16(std::uint8_t* o, std::uint8_t v) noexcept {                                    \
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_set1_epi8(static_cast<char>(v)));                            \
+    }                                                                                                                     \
     static EMBER_DETAIL_INLINE void copy16(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {          \
         const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));                                          \
         _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(flip))));      \
@@ -124,6 +127,7 @@ struct u8s8_dot<xsimd::neon64> {
         const int32x4_t lo = vmull_s16(vget_low_s16(a), vget_low_s16(b)), hi = vmull_high_s16(a, b);
         return vaddq_s32(acc, vpaddq_s32(lo, hi));
     }
+    static EMBER_DETAIL_INLINE void fill16(std::uint8_t* o, std::uint8_t v) noexcept { vst1q_u8(o, vdupq_n_u8(v)); }
     static EMBER_DETAIL_INLINE void copy16(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {
         vst1q_u8(o, veorq_u8(vld1q_u8(s), vdupq_n_u8(flip)));
     }
@@ -232,10 +236,20 @@ void copy_run(std::uint8_t* o, const std::uint8_t* src, std::int64_t len, std::i
     for (; u < len; ++u) o[u] = static_cast<std::uint8_t>(src[u * step] ^ flip);
 }
 
+// ceil(a / d) for a >= 0 and d >= 1, without a division for the usual strides 1 and 2 (this
+// runs per run and row of every panel). Templated on Arch like everything here (STYLE.md 4.7).
+template <class Arch>
+EMBER_DETAIL_INLINE inline std::int64_t ceil_div_stride(std::int64_t a, std::int64_t d) noexcept {
+    return d == 1 ? a : d == 2 ? (a + 1) >> 1 : (a + d - 1) / d;
+}
+
 // Row p of X; for a convolution, p is channel c's tap (r, q) (kept by the caller, no division).
+// Padding is written 16 bytes at a time, like the copies, past the run's end where the row has
+// room (later runs and the copy overwrite it, or it lands past nr).
 template <class Arch>
 void gather_row(const gemm_u8s8_problem& pr, const conv_run* runs, int run_count, std::int64_t p, std::int64_t c, std::int64_t r,
                 std::int64_t q, std::int64_t j0, std::int64_t nr, const std::uint8_t* end, std::uint8_t* out) noexcept {
+    using D = u8s8_dot<Arch>;
     const std::uint8_t flip = pr.x_flip;
     if (!pr.conv) {
         const std::uint8_t* x = pr.x + p * pr.x_rs + j0 * pr.x_cs;
@@ -247,24 +261,27 @@ void gather_row(const gemm_u8s8_problem& pr, const conv_run* runs, int run_count
     }
     const qconv_source& s = *pr.conv;
     const std::uint8_t* plane = s.x + c * s.in_h * s.in_w;
+    const auto pad = [&](std::uint8_t* o, std::int64_t len) EMBER_DETAIL_INLINE {
+        for (std::int64_t u = 0; u < len; u += 16) D::fill16(o + u, s.pad_value);
+    };
     for (int t = 0; t < run_count; ++t) {
         const conv_run& run = runs[t];
         std::uint8_t* o = out + run.j;
         const std::int64_t ih = run.ih0 + r * s.dil_h;
         if (ih < 0 || ih >= s.in_h) {
-            for (std::int64_t u = 0; u < run.len; ++u) o[u] = s.pad_value;
+            pad(o, run.len);
             continue;
         }
         const std::int64_t iw0 = run.iw0 + q * s.dil_w, sw = s.stride_w;
         // columns u with 0 <= iw0 + u * sw < in_w come from the row, the rest are padding
-        std::int64_t lo = iw0 < 0 ? (-iw0 + sw - 1) / sw : 0;
-        std::int64_t hi = s.in_w - iw0 <= 0 ? 0 : (s.in_w - iw0 + sw - 1) / sw;
+        std::int64_t lo = iw0 < 0 ? ceil_div_stride<Arch>(-iw0, sw) : 0;
+        std::int64_t hi = s.in_w - iw0 <= 0 ? 0 : ceil_div_stride<Arch>(s.in_w - iw0, sw);
         if (lo > run.len) lo = run.len;
         if (hi > run.len) hi = run.len;
         if (hi < lo) hi = lo;
-        for (std::int64_t u = 0; u < lo; ++u) o[u] = s.pad_value;
+        pad(o, lo);
         if (hi > lo) copy_run<Arch>(o + lo, plane + ih * s.in_w + iw0 + lo * sw, hi - lo, sw, flip, end);
-        for (std::int64_t u = hi; u < run.len; ++u) o[u] = s.pad_value;
+        pad(o + hi, run.len - hi);
     }
 }
 

@@ -814,6 +814,20 @@ std::vector<value_id> conv_inputs(graph_builder& b) {
 std::vector<value_id> gemm_inputs_bad_z(graph_builder& b) {
     return {b.input("a", dtype::float32, {2, 3}), b.constant("B", random_f32({3, 4}, 1)), ember::no_value, b.input("z", dtype::float32, {1, 4})};
 }
+// QLinearConv's inputs; y_scale a graph input (not constant) when runtime_y_scale
+std::vector<value_id> qlinear_conv_inputs(graph_builder& b, bool runtime_y_scale) {
+    using ember::test::make;
+    return {b.input("x", dtype::uint8, {1, 2, 5, 5}),
+            b.constant("xs", make_f32({}, {0.1f})),
+            b.constant("xz", make<std::uint8_t>({}, {3})),
+            b.constant("w", make<std::int8_t>({3, 2, 1, 1}, {1, -2, 3, -4, 5, -6})),
+            b.constant("ws", make_f32({}, {0.02f})),
+            b.constant("wz", make<std::int8_t>({}, {0})),
+            runtime_y_scale ? b.input("ys", dtype::float32, {}) : b.constant("ys", make_f32({}, {0.05f})),
+            b.constant("yz", make<std::uint8_t>({}, {10}))};
+}
+std::vector<value_id> qlinear_conv_inputs_const(graph_builder& b) { return qlinear_conv_inputs(b, false); }
+std::vector<value_id> qlinear_conv_inputs_runtime_scale(graph_builder& b) { return qlinear_conv_inputs(b, true); }
 std::vector<value_id> matmul_inputs_bad_bias(graph_builder& b) {
     return {b.input("a", dtype::float32, {2, 3}), b.constant("B", random_f32({3, 4}, 1)), b.constant("bias", random_f32({3}, 2))};
 }
@@ -839,6 +853,18 @@ TEST_CASE("passes: the fused ops check Z, the bias and the activation") {
     CHECK(contains(params.error().message, "activation 'Clip' takes 2 activation_params (or none for the defaults), got 1"));
     auto ok = compile_fused("FusedConv", conv_inputs, {attribute::of("activation", "LeakyRelu")});
     CHECK_MESSAGE(ok, ok.error().message);
+    // FusedQLinearConv: Relu or Clip only, and Clip's quantized bounds need y_scale and y_zp constant
+    auto qact = compile_fused("FusedQLinearConv", qlinear_conv_inputs_const, {attribute::of("activation", "Sigmoid")});
+    REQUIRE_FALSE(qact);
+    CHECK(qact.error().code == status::unsupported_op);
+    CHECK(contains(qact.error().message, "activation 'Sigmoid' is not supported (expected Relu, Clip or none)"));
+    auto qclip = compile_fused("FusedQLinearConv", qlinear_conv_inputs_runtime_scale,
+                               {attribute::of("activation", "Clip"), attribute::of("activation_params", std::vector<float>{0.0f, 6.0f})});
+    REQUIRE_FALSE(qclip);
+    CHECK(contains(qclip.error().message, "activation Clip needs a constant one-value y_scale and y_zero_point"));
+    auto qok = compile_fused("FusedQLinearConv", qlinear_conv_inputs_const,
+                             {attribute::of("activation", "Clip"), attribute::of("activation_params", std::vector<float>{0.0f, 6.0f})});
+    CHECK_MESSAGE(qok, qok.error().message);
 }
 
 TEST_CASE("passes: an error in a fused node names the user's node") {
@@ -1018,18 +1044,22 @@ graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool 
     return build(b, 13);
 }
 
+// The compile options of the reference kernels and of every kernel table with an INT8 GEMM.
+std::vector<ember::compile_options> int8_isas() {
+    std::vector<ember::compile_options> out(1);
+    out[0].isa = "reference";
+    for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables())
+        if (t->gemm_u8s8) out.emplace_back().isa = std::string(t->name);
+    return out;
+}
+
 // Outputs with and without QDQ folding: the folded one differs at most by one quantization step
 // (0.05), and rarely; on the reference kernels and on every INT8 table.
 void check_folded_matches(const graph& g) {
     const tensor x = random_f32({1, 6, 9, 9}, 77);
     const tensor without = run(g, {x}, with_passes(all_but(&ember::pass_options::qdq_folding)))[0];
-    std::vector<std::string> isas{"reference"};
-    for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables())
-        if (t->gemm_u8s8) isas.emplace_back(t->name);
-    for (const std::string& isa : isas) {
-        CAPTURE(isa);
-        ember::compile_options o;
-        o.isa = isa;
+    for (const ember::compile_options& o : int8_isas()) {
+        CAPTURE(o.isa);
         const tensor with = run(g, {x}, o)[0];
         std::size_t differ = 0;
         for (std::size_t i = 0; i < with.size(); ++i) {
@@ -1093,13 +1123,8 @@ void check_float_folded(const graph& g, const std::vector<tensor>& inputs) {
     float largest = 0.0f;
     for (std::size_t i = 0; i < without.size(); ++i) largest = std::max(largest, std::fabs(without.data<float>()[i]));
     REQUIRE(largest > 0.0f);
-    std::vector<std::string> isas{"reference"};
-    for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables())
-        if (t->gemm_u8s8) isas.emplace_back(t->name);
-    for (const std::string& isa : isas) {
-        CAPTURE(isa);
-        ember::compile_options o;
-        o.isa = isa;
+    for (const ember::compile_options& o : int8_isas()) {
+        CAPTURE(o.isa);
         const tensor with = run(g, inputs, o)[0];
         REQUIRE(with.size() == without.size());
         float worst = 0.0f;

@@ -38,6 +38,7 @@ void copy_floats(const float* src, float* dst, std::int64_t n) noexcept {
     }
 }
 
+// Lane orders for a batch's even-indexed elements first (and then the odd ones).
 struct evens_first {
     static constexpr unsigned get(unsigned i, unsigned n) noexcept { return i < n / 2 ? 2 * i : 2 * (i - n / 2) + 1; }
 };

@@ -54,30 +54,33 @@
 EMBER_NAMESPACE_BEGIN
 namespace kernels {
 
-/// The ISA's int8 dot product over packed int32 words: `group` 8-bit values per word, as bytes
-/// (VNNI) or widened to int16 (pmaddwd). dot(acc, x, w) adds, per lane, the products of the
-/// word's x values (unsigned) with the w values (signed). `mr` x `nv` is the register tile.
 // Besides the dot product, each ISA moves 16 bytes at a time when X is packed: fill16 (o[t] = v),
 // copy16 (o[t] = s[t] ^ flip) and copy16_stride2 (o[t] = s[2 t] ^ flip, reading s[0, 32)). Raw
 // intrinsics, not 128-bit xsimd batches: those would instantiate xsimd's SSE2 functions in the
-// AVX translation units too, the ODR hazard of STYLE.md 4.7.
+// AVX translation units too, the ODR hazard of STYLE.md 4.7; for the same reason the x86 ones
+// are a base templated on the arch that inherits them, one copy per ISA.
 #if defined(__SSE2__)
-#define EMBER_DETAIL_U8S8_X86_BYTES                                                                                       \
-    static EMBER_DETAIL_INLINE void fill16(std::uint8_t* o, std::uint8_t v) noexcept {                                    \
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_set1_epi8(static_cast<char>(v)));                            \
-    }                                                                                                                     \
-    static EMBER_DETAIL_INLINE void copy16(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {          \
-        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));                                          \
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(flip))));      \
-    }                                                                                                                     \
-    static EMBER_DETAIL_INLINE void copy16_stride2(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {  \
-        const __m128i even = _mm_set1_epi16(0xff);                                                                        \
-        const __m128i a = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)), even);                      \
-        const __m128i b = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16)), even);                 \
-        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_xor_si128(_mm_packus_epi16(a, b), _mm_set1_epi8(static_cast<char>(flip)))); \
+template <class Arch>
+struct u8s8_x86_bytes {
+    static EMBER_DETAIL_INLINE void fill16(std::uint8_t* o, std::uint8_t v) noexcept {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_set1_epi8(static_cast<char>(v)));
     }
+    static EMBER_DETAIL_INLINE void copy16(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {
+        const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(s));
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_xor_si128(v, _mm_set1_epi8(static_cast<char>(flip))));
+    }
+    static EMBER_DETAIL_INLINE void copy16_stride2(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {
+        const __m128i even = _mm_set1_epi16(0xff);  // the even bytes as int16, then packed back to bytes
+        const __m128i a = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)), even);
+        const __m128i b = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16)), even);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_xor_si128(_mm_packus_epi16(a, b), _mm_set1_epi8(static_cast<char>(flip))));
+    }
+};
 #endif
 
+/// The ISA's int8 dot product over packed int32 words: `group` 8-bit values per word, as bytes
+/// (VNNI) or widened to int16 (pmaddwd). dot(acc, x, w) adds, per lane, the products of the
+/// word's x values (unsigned) with the w values (signed). `mr` x `nv` is the register tile.
 template <class Arch, class = void>
 struct u8s8_dot {
     static constexpr bool available = false;
@@ -85,34 +88,31 @@ struct u8s8_dot {
 
 #if defined(__SSE2__)
 template <>
-struct u8s8_dot<xsimd::sse2> {
+struct u8s8_dot<xsimd::sse2> : u8s8_x86_bytes<xsimd::sse2> {
     static constexpr bool available = true;
     static constexpr int group = 2, mr = 4, nv = 2;
     using I = xsimd::batch<std::int32_t, xsimd::sse2>;
     static EMBER_DETAIL_INLINE I dot(I acc, I x, I w) noexcept { return _mm_add_epi32(acc, _mm_madd_epi16(x, w)); }
-    EMBER_DETAIL_U8S8_X86_BYTES
     static constexpr std::string_view name = "sse2 (pmaddwd)";
 };
 #endif
 #if defined(__AVX2__) && defined(__FMA__)
 template <>
-struct u8s8_dot<xsimd::fma3<xsimd::avx2>> {
+struct u8s8_dot<xsimd::fma3<xsimd::avx2>> : u8s8_x86_bytes<xsimd::fma3<xsimd::avx2>> {
     static constexpr bool available = true;
     static constexpr int group = 2, mr = 4, nv = 2;
     using I = xsimd::batch<std::int32_t, xsimd::fma3<xsimd::avx2>>;
     static EMBER_DETAIL_INLINE I dot(I acc, I x, I w) noexcept { return _mm256_add_epi32(acc, _mm256_madd_epi16(x, w)); }
-    EMBER_DETAIL_U8S8_X86_BYTES
     static constexpr std::string_view name = "avx2 (vpmaddwd)";
 };
 #endif
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512VNNI__)
 template <>
-struct u8s8_dot<xsimd::avx512f> {
+struct u8s8_dot<xsimd::avx512f> : u8s8_x86_bytes<xsimd::avx512f> {
     static constexpr bool available = true;
     static constexpr int group = 4, mr = 8, nv = 2;
     using I = xsimd::batch<std::int32_t, xsimd::avx512f>;
     static EMBER_DETAIL_INLINE I dot(I acc, I x, I w) noexcept { return _mm512_dpbusd_epi32(acc, x, w); }
-    EMBER_DETAIL_U8S8_X86_BYTES
     static constexpr std::string_view name = "avx512 (vpdpbusd)";
 };
 #endif

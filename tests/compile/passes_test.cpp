@@ -13,7 +13,6 @@
 #include <fstream>
 #include <limits>
 #include <string>
-#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -1096,12 +1095,16 @@ TEST_CASE("passes: the QDQ form of a convolution folds into QLinearConv, with a 
     // a Clip (MobileNet's Relu6) before the QuantizeLinear: clamped between the quantized bounds,
     // both inside the outputs' range here so that each side clamps
     // (the bounds as constants, then as Constant nodes)
-    for (const auto& [lo, hi, nodes] : {std::tuple<float, float, bool>{0.0f, 6.0f, false}, std::tuple<float, float, bool>{-0.4f, 0.35f, false},
-                                        std::tuple<float, float, bool>{-0.4f, 0.35f, true}}) {
-        CAPTURE(lo);
-        CAPTURE(hi);
-        CAPTURE(nodes);
-        const graph clip = qdq_conv_graph(true, true, 1.0f, false, qdq_output::quantized, "Clip", lo, hi, nodes);
+    // (a struct, not structured bindings: clang 14 cannot capture those in CAPTURE's lambda)
+    struct clip_case {
+        float lo, hi;
+        bool nodes;
+    };
+    for (const clip_case& cc : {clip_case{0.0f, 6.0f, false}, clip_case{-0.4f, 0.35f, false}, clip_case{-0.4f, 0.35f, true}}) {
+        CAPTURE(cc.lo);
+        CAPTURE(cc.hi);
+        CAPTURE(cc.nodes);
+        const graph clip = qdq_conv_graph(true, true, 1.0f, false, qdq_output::quantized, "Clip", cc.lo, cc.hi, cc.nodes);
         const graph c = optimized(clip);
         CHECK(count_op(c, "Clip") == 0);
         const ember::node& f = only_node(c, "FusedQLinearConv");

@@ -165,13 +165,14 @@ void quantize_f32(const float* x, std::int64_t n, float scale, std::int32_t zero
         }
         B r = xsimd::nearbyint(v / s) + zp;
         r = xsimd::select(xsimd::isnan(r), zp, xsimd::min(xsimd::max(r, flo), fhi));
+        const auto qi = xsimd::to_int(r);
         if constexpr (byte_lanes<Arch>::available) {
             if (len == W) {
-                byte_lanes<Arch>::store_low(xsimd::to_int(r), y + i);
+                byte_lanes<Arch>::store_low(qi, y + i);
                 continue;
             }
         }
-        xsimd::to_int(r).store_aligned(q);
+        qi.store_aligned(q);
         for (std::int64_t t = 0; t < len; ++t) y[i + t] = static_cast<std::uint8_t>(q[t]);
     }
 }

@@ -385,21 +385,19 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
             return;
         }
         if (eight_bit) {
+            // whole vectors narrow straight to C (the common case), else through the tile
+            bool direct = false;
+            if constexpr (byte_lanes<Arch>::available) direct = nr == NR && post.cs == 1;
+            auto* c = static_cast<std::uint8_t*>(post.c) + row * post.rs + j0;
             const F scale(post.scale[row]);
-            if constexpr (byte_lanes<Arch>::available) {
-                if (nr == NR && post.cs == 1) {  // the common case: whole vectors narrowed straight to C
-                    auto* c = static_cast<std::uint8_t*>(post.c) + row * post.rs + j0;
-                    gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
-                        const F real = xsimd::to_float(acc[i][v] + offset) * scale;
-                        byte_lanes<Arch>::store_low(xsimd::min(xsimd::max(xsimd::nearbyint_as_int(real) + zp, lo), hi), c + v * W);
-                    });
-                    return;
-                }
-            }
             gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
                 const F real = xsimd::to_float(acc[i][v] + offset) * scale;
-                xsimd::min(xsimd::max(xsimd::nearbyint_as_int(real) + zp, lo), hi).store_aligned(tile + v * W);
+                const I q = xsimd::min(xsimd::max(xsimd::nearbyint_as_int(real) + zp, lo), hi);
+                if constexpr (byte_lanes<Arch>::available)
+                    if (direct) return byte_lanes<Arch>::store_low(q, c + v * W);
+                q.store_aligned(tile + v * W);
             });
+            if (direct) return;
         } else {
             gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { (acc[i][v] + offset).store_aligned(tile + v * W); });
         }

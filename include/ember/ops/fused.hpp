@@ -377,10 +377,7 @@ struct fused_qlinear_conv {
         if (!ys || !yz || ys->type() != dtype::float32 || ys->size() != 1 || yz->size() != 1)
             return ctx.fail(status::unsupported_op, "activation Clip needs a constant one-value y_scale and y_zero_point");
         const float scale = ys->data<float>()[0];
-        const auto quantize = [&](auto zp, float v) {  // QuantizeLinear's definition (quantize_linear.hpp)
-            const double q = quant_detail::round_half_even(static_cast<double>(v / scale)) + static_cast<double>(zp);
-            return static_cast<std::int32_t>(quant_detail::saturate<decltype(zp)>(q, zp));
-        };
+        const auto quantize = [&](auto zp, float v) { return static_cast<std::int32_t>(quant_detail::quantize_value(v, scale, zp)); };
         if (yz->type() == dtype::int8) {
             act.lo = quantize(yz->data<std::int8_t>()[0], params.alpha);
             act.hi = quantize(yz->data<std::int8_t>()[0], params.beta);

@@ -44,6 +44,14 @@ Q saturate(double v, Q if_nan) noexcept {
     return static_cast<Q>(v < lo ? lo : v > hi ? hi : v);
 }
 
+/// QuantizeLinear's definition for one value: x / scale in float (as ONNX's reference), rounded
+/// half to even, shifted by the zero point, saturated (NaN gives the zero point).
+template <class Q>
+Q quantize_value(float x, float scale, Q zp) noexcept {
+    const float scaled = x / scale;
+    return saturate<Q>(round_half_even(scaled) + static_cast<double>(zp), zp);
+}
+
 /// Whether a scale or zero point of shape s holds one value (a scalar or any 1-element tensor).
 inline bool is_single(const shape& s) noexcept { return s.elements() == 1; }
 
@@ -136,8 +144,7 @@ struct quantize_linear {
         for (std::int64_t i = 0; i < g.count; ++i) {
             const std::int64_t c = g.layout.channel(i);
             const Q zp = zero_point ? zero_point[c] : Q(0);
-            const float scaled = static_cast<float>(x[i]) / scale[c];
-            y[i] = quant_detail::saturate<Q>(quant_detail::round_half_even(scaled) + static_cast<double>(zp), zp);
+            y[i] = quant_detail::quantize_value<Q>(static_cast<float>(x[i]), scale[c], zp);
         }
     }
 
@@ -333,10 +340,7 @@ struct dynamic_quantize_linear {
         scale = hi == lo ? 1.0f : (hi - lo) / 255.0f;
         const float initial = 0.0f - lo / scale;
         zero_point = quant_detail::saturate<std::uint8_t>(quant_detail::round_half_even(initial), std::uint8_t(0));
-        for (std::int64_t i = 0; i < count; ++i) {
-            const float scaled = x[i] / scale;
-            y[i] = quant_detail::saturate<std::uint8_t>(quant_detail::round_half_even(scaled) + zero_point, zero_point);
-        }
+        for (std::int64_t i = 0; i < count; ++i) y[i] = quant_detail::quantize_value<std::uint8_t>(x[i], scale, zero_point);
     }
 
     static void kernel(const void* p, const run_context& ctx) noexcept {

@@ -985,10 +985,12 @@ namespace {
 // other than 1 dequantizes the bias with another scale (not foldable). With a float output the
 // Conv's output is not quantized: Conv [-> Add(z)] [-> Relu] -> y, z a second input [1, M, 9, 9].
 enum class qdq_output { quantized, float_out, residual };
-// act replaces the Relu (float output only): "Sigmoid" or "Clip" (to [0, 6]).
+// act replaces the Relu (float output only): "Sigmoid" or "Clip" (to [0, 6]). depthwise: M = C = 6,
+// one group per channel.
 graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool float_bias = false, qdq_output out = qdq_output::quantized,
-                     const std::string& act = "Relu", float clip_lo = 0.0f, float clip_hi = 6.0f, bool clip_constant_nodes = false) {
-    const std::int64_t C = 6, M = 10;
+                     const std::string& act = "Relu", float clip_lo = 0.0f, float clip_hi = 6.0f, bool clip_constant_nodes = false,
+                     bool depthwise = false) {
+    const std::int64_t C = 6, M = depthwise ? C : 10, CG = depthwise ? 1 : C;
     graph_builder b("qdq_conv");
     const value_id x = b.input("x", dtype::float32, {1, C, 9, 9});
     const value_id z = out == qdq_output::residual ? b.input("z", dtype::float32, {1, M, 9, 9}) : ember::no_value;
@@ -997,7 +999,7 @@ graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool 
     const value_id xz_v = b.constant("xz", ember::test::make<std::uint8_t>({}, {128}));
     const value_id xq = b.node("QuantizeLinear", {x, xs_v, xz_v}, {}, "qx");
     const value_id xd = b.node("DequantizeLinear", {xq, xs_v, xz_v}, {}, "dqx");
-    std::vector<std::int8_t> w(static_cast<std::size_t>(M * C * 9));
+    std::vector<std::int8_t> w(static_cast<std::size_t>(M * CG * 9));
     for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<std::int8_t>(static_cast<int>((i * 37) % 255) - 127);
     std::vector<float> ws(static_cast<std::size_t>(M));
     std::vector<std::int32_t> bq(static_cast<std::size_t>(M));
@@ -1007,7 +1009,7 @@ graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool 
         bq[static_cast<std::size_t>(m)] = static_cast<std::int32_t>(m * 97 - 400);
         bs[static_cast<std::size_t>(m)] = xs * ws[static_cast<std::size_t>(m)] * bias_scale_factor;
     }
-    const value_id wq = b.constant("w_quantized", ember::test::make<std::int8_t>({M, C, 3, 3}, w));
+    const value_id wq = b.constant("w_quantized", ember::test::make<std::int8_t>({M, CG, 3, 3}, w));
     const value_id ws_v = b.constant("w_scale", make_f32({M}, ws));
     const value_id wz_v = b.constant("w_zero_point", ember::test::make<std::int8_t>({M}, std::vector<std::int8_t>(static_cast<std::size_t>(M), 0)));
     const value_id wd = b.node("DequantizeLinear", {wq, ws_v, wz_v}, {attribute::of("axis", std::int64_t{0})}, "dqw");
@@ -1021,7 +1023,8 @@ graph qdq_conv_graph(bool relu, bool bias, float bias_scale_factor = 1.0f, bool 
         const value_id bsv = b.constant("b_scale", make_f32({M}, bs));
         conv_in.push_back(b.node("DequantizeLinear", {bqv, bsv}, {attribute::of("axis", std::int64_t{0})}, "dqb"));
     }
-    value_id y = b.node("Conv", conv_in, {attribute::of("pads", std::vector<std::int64_t>{1, 1, 1, 1})}, "conv");
+    value_id y = b.node("Conv", conv_in, {attribute::of("pads", std::vector<std::int64_t>{1, 1, 1, 1}), attribute::of("group", depthwise ? C : 1)},
+                        "conv");
     if (out == qdq_output::residual) y = b.node("Add", {y, z}, {}, "add");
     if (relu && act == "Clip" && clip_constant_nodes)  // Relu6's bounds as torch exports them
         y = b.node("Clip",
@@ -1203,14 +1206,48 @@ graph qdq_narrow_conv(std::int64_t C, std::int64_t M, std::int64_t group, std::i
 
 } // namespace
 
-TEST_CASE("passes: QDQ folding takes convolutions of depth C/group * kernel >= 16; depthwise ones stay float") {
+TEST_CASE("passes: QDQ folding takes convolutions of depth C/group * kernel >= 16, and depthwise ones") {
     const graph pointwise16 = qdq_narrow_conv(16, 24, 1, 1);  // MobileNetV2's 16-channel expand conv
     CHECK(count_op(optimized(pointwise16), "QLinearConv") == 1);
-    const graph depthwise = qdq_narrow_conv(8, 8, 8, 3);  // depth 9: the FP32 depthwise kernel's
-    CHECK(count_op(optimized(depthwise), "QLinearConv") == 0);
-    CHECK(count_op(optimized(depthwise), "Conv") + count_op(optimized(depthwise), "FusedConv") == 1);
+    const graph depthwise = qdq_narrow_conv(8, 8, 8, 3);  // depth 9: the INT8 depthwise kernel's
+    CHECK(count_op(optimized(depthwise), "QLinearConv") == 1);
+    const graph grouped = qdq_narrow_conv(8, 8, 4, 3);  // depth 18, two channels a group
+    CHECK(count_op(optimized(grouped), "QLinearConv") == 1);
+    const graph narrow_grouped = qdq_narrow_conv(8, 8, 4, 1);  // depth 2, not depthwise: stays float
+    CHECK(count_op(optimized(narrow_grouped), "QLinearConv") == 0);
     const graph narrow = qdq_narrow_conv(15, 4, 1, 1);  // depth 15
     CHECK(count_op(optimized(narrow), "QLinearConv") == 0);
+}
+
+TEST_CASE("passes: a depthwise QDQ convolution folds (QLinearConv, FusedQLinearConv, FusedQConv) and runs on the INT8 depthwise kernel") {
+    const bool dw = true;
+    for (bool bias : {true, false}) {
+        CAPTURE(bias);
+        const graph plain = qdq_conv_graph(false, bias, 1.0f, false, qdq_output::quantized, "Relu", 0.0f, 6.0f, false, dw);
+        CHECK(only_node(optimized(plain), "QLinearConv").inputs.size() == (bias ? 9u : 8u));
+        check_folded_matches(plain);
+        const graph relu = qdq_conv_graph(true, bias, 1.0f, false, qdq_output::quantized, "Relu", 0.0f, 6.0f, false, dw);
+        CHECK(activation_of(only_node(optimized(relu), "FusedQLinearConv")) == "Relu");
+        check_folded_matches(relu);
+    }
+    // MobileNet's Relu6 as Constant nodes, and bounds that clamp on both sides
+    for (const bool nodes : {false, true}) {
+        CAPTURE(nodes);
+        const graph clip = qdq_conv_graph(true, true, 1.0f, false, qdq_output::quantized, "Clip", -0.4f, 0.35f, nodes, dw);
+        CHECK(activation_of(only_node(optimized(clip), "FusedQLinearConv")) == "Clip");
+        check_folded_matches(clip);
+    }
+    // float output, with the residual Add and an activation the kernel clamps (Relu) or applies after (Sigmoid)
+    const tensor x = random_f32({1, 6, 9, 9}, 80), z = random_f32({1, 6, 9, 9}, 81);
+    const graph float_out = qdq_conv_graph(false, true, 1.0f, false, qdq_output::float_out, "Relu", 0.0f, 6.0f, false, dw);
+    CHECK(count_op(optimized(float_out), "FusedQConv") == 1);
+    check_float_folded(float_out, {x});
+    for (const char* act : {"Relu", "Sigmoid"}) {
+        CAPTURE(act);
+        const graph residual = qdq_conv_graph(true, true, 1.0f, false, qdq_output::residual, act, 0.0f, 6.0f, false, dw);
+        CHECK(activation_of(only_node(optimized(residual), "FusedQConv")) == act);
+        check_float_folded(residual, {x, z});
+    }
 }
 
 TEST_CASE("passes: a QDQ convolution is not folded when the integer form would compute something else") {

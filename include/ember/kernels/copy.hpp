@@ -38,6 +38,24 @@ void copy_floats(const float* src, float* dst, std::int64_t n) noexcept {
     }
 }
 
+/// dst[0, n) = src[0, n) for bytes, as copy_floats: 16-byte chunks, then overlapping chunks.
+template <class Arch>
+void copy_bytes(const std::uint8_t* src, std::uint8_t* dst, std::int64_t n) noexcept {
+    if (n >= 16) {
+        std::int64_t j = 0;
+        for (; j + 16 <= n; j += 16) std::memcpy(dst + j, src + j, 16);
+        if (j < n) std::memcpy(dst + n - 16, src + n - 16, 16);
+    } else if (n >= 8) {
+        std::memcpy(dst, src, 8);
+        std::memcpy(dst + n - 8, src + n - 8, 8);
+    } else if (n >= 4) {
+        std::memcpy(dst, src, 4);
+        std::memcpy(dst + n - 4, src + n - 4, 4);
+    } else {
+        for (std::int64_t j = 0; j < n; ++j) dst[j] = src[j];
+    }
+}
+
 // Lane orders for a batch's even-indexed elements first (and then the odd ones).
 struct evens_first {
     static constexpr unsigned get(unsigned i, unsigned n) noexcept { return i < n / 2 ? 2 * i : 2 * (i - n / 2) + 1; }

@@ -134,16 +134,21 @@ void plane(const dwconv_f32_problem& p, std::int64_t index, const Act& act) noex
     }
 }
 
+constexpr std::int64_t padded_slack = 64;  // one step of 4 vectors of the widest arch
+constexpr std::int64_t padded_max_taps = 64;  // kernels up to 8x8
+constexpr std::int64_t padded_max_phases = 16;
+constexpr std::int64_t padded_max_slot_floats = std::int64_t(1) << 20;  // 4 MiB a slot; larger planes take the row path
+
 /// Where the padded path puts a plane: phase planes of hq x wq floats (plus slack for the last
-/// vector's overrun), then the flattened output of out_h x wq floats.
+/// vector's overrun), then the flattened output of out_h x wq floats; and what every plane of a
+/// call shares, worked out once (a plane of 14 x 14 outputs is a few hundred cycles of work, as
+/// much as the divisions that find its taps).
 struct padded_layout {
     std::int64_t hq = 0, wq = 0, phase_floats = 0, phases = 0, out_floats = 0;
     std::int64_t slot_floats = 0;  // 0: the padded path does not apply
+    std::int64_t tap_offset[padded_max_taps] = {};  // tap (r, q)'s first element in the slot: its phase plane, row and column
+    std::int64_t col_begin[padded_max_phases] = {}, col_end[padded_max_phases] = {};  // phase column b's columns inside the input
 };
-
-constexpr std::int64_t padded_slack = 64;  // one step of 4 vectors of the widest arch
-constexpr std::int64_t padded_max_taps = 64;  // kernels up to 8x8
-constexpr std::int64_t padded_max_slot_floats = std::int64_t(1) << 20;  // 4 MiB a slot; larger planes take the row path
 
 inline padded_layout layout_of(const dwconv_f32_problem& p) noexcept {
     padded_layout l;
@@ -156,34 +161,50 @@ inline padded_layout layout_of(const dwconv_f32_problem& p) noexcept {
     l.phase_floats = round16(l.hq * l.wq + reach_w + padded_slack);  // the last step reads past row hq - 1 by reach_w + 4 vectors
     l.out_floats = round16(p.out_h * l.wq + padded_slack);
     const std::int64_t total = l.phases * l.phase_floats + l.out_floats;
-    if (l.phases > 16 || total > padded_max_slot_floats) return l;
+    if (l.phases > padded_max_phases || total > padded_max_slot_floats) return l;
     l.slot_floats = total;
+    for (std::int64_t r = 0; r < p.kh; ++r)
+        for (std::int64_t q = 0; q < p.kw; ++q) {
+            const std::int64_t dr = r * p.dil_h, dq = q * p.dil_w;
+            l.tap_offset[r * p.kw + q] = ((dr % p.stride_h) * p.stride_w + dq % p.stride_w) * l.phase_floats + (dr / p.stride_h) * l.wq + dq / p.stride_w;
+        }
+    for (std::int64_t b = 0; b < p.stride_w; ++b) {
+        // the j whose column is inside the input: 0 <= b + j*sw - pad_w < in_w
+        const std::int64_t inside = p.pad_w > b ? (p.pad_w - b + p.stride_w - 1) / p.stride_w : 0;
+        std::int64_t end = p.in_w - 1 + p.pad_w - b < 0 ? 0 : (p.in_w - 1 + p.pad_w - b) / p.stride_w + 1;
+        if (end > l.wq) end = l.wq;
+        l.col_begin[b] = inside < end ? inside : end;
+        l.col_end[b] = end;
+    }
     return l;
 }
 
-// Fills phase plane (a, b): element (i, j) = x[a + i*sh - pad_h][b + j*sw - pad_w], or pad
-// outside. The rows are filled in order, each left to right, then the slack: what a vector step
-// writes past its end is overwritten. data_only: the padding is there from the slot's previous
-// plane (same geometry), and only the input's values are copied (stride_w 1 only: that copy
-// writes nothing past its row's values).
+// Fills phase plane (a, b) of plane x: element (i, j) = x[a + i*sh - pad_h][b + j*sw - pad_w],
+// or pad outside. The rows are filled in order, each left to right: what a vector step writes
+// past a row's values (take_evens) is overwritten by the row's right padding or by the next row.
+// The slack after the last row is read only for the extra outputs past out_h * wq, which are
+// dropped: it is written (so that nothing reads uninitialised memory) on the slot's first plane
+// only (`first`). Later planes of the same geometry find the padding in place: with stride_w 1
+// only the values are copied (that copy writes nothing past them), otherwise the padding rows
+// that follow a row of values (a vector step may have run into them) are rewritten too.
 template <class Arch>
-void fill_phase(const dwconv_f32_problem& p, const padded_layout& l, const float* x, std::int64_t a, std::int64_t b, float pad,
-                bool data_only, float* dst) noexcept {
-    // the j whose column is inside the input: 0 <= b + j*sw - pad_w < in_w
-    const std::int64_t first = p.pad_w > b ? (p.pad_w - b + p.stride_w - 1) / p.stride_w : 0;
-    std::int64_t end = p.in_w - 1 + p.pad_w - b < 0 ? 0 : (p.in_w - 1 + p.pad_w - b) / p.stride_w + 1;
-    if (end > l.wq) end = l.wq;
-    const std::int64_t j0 = first < end ? first : end;
+void fill_phase(const dwconv_f32_problem& p, const padded_layout& l, const float* x, std::int64_t a, std::int64_t b, float pad, bool first,
+                float* dst) noexcept {
+    const std::int64_t j0 = l.col_begin[b], end = l.col_end[b];
+    const bool values_only = !first && p.stride_w == 1;
+    bool after_values = false;
     for (std::int64_t i = 0; i < l.hq; ++i) {
         float* row = dst + i * l.wq;
         const std::int64_t ih = a + i * p.stride_h - p.pad_h;
         if (ih < 0 || ih >= p.in_h || j0 == end) {
-            if (!data_only)
+            if (first || (after_values && !values_only))
                 for (std::int64_t j = 0; j < l.wq; ++j) row[j] = pad;
+            after_values = false;
             continue;
         }
+        after_values = true;
         const float* src = x + ih * p.in_w + b - p.pad_w;  // src[j * sw] is column j's value
-        if (data_only) {
+        if (values_only) {
             copy_floats<Arch>(src + j0, row + j0, end - j0);
             continue;
         }
@@ -196,46 +217,23 @@ void fill_phase(const dwconv_f32_problem& p, const padded_layout& l, const float
             for (std::int64_t j = j0; j < end; ++j) row[j] = src[j * p.stride_w];
         for (std::int64_t j = end; j < l.wq; ++j) row[j] = pad;
     }
-    if (!data_only)
+    if (first)
         for (std::int64_t j = l.hq * l.wq; j < l.phase_floats; ++j) dst[j] = pad;
 }
 
-// One plane on the padded path, in the slot's workspace ws (layout l); first: the slot's first
-// plane of this run (the padding is written).
-template <class Arch, bool Max, class Act>
-void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t index, float* ws, bool first, const Act& act) noexcept {
+/// Where the padded path's flattened output starts in a slot's workspace.
+inline float* flat_of(const padded_layout& l, float* ws) noexcept { return ws + l.phases * l.phase_floats; }
+
+// The loop of sum_taps over `taps` taps (Taps > 0: that many, known at compile time, so that
+// the loop unrolls and each tap's weight stays in a register).
+template <class Arch, bool Max, std::int64_t Taps, class Store>
+void sum_taps_loop(std::int64_t taps, const float* const* tap_at, const float* tap_w, std::int64_t n, float init, const Store& store) noexcept {
     using B = xsimd::batch<float, Arch>;
     constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
-    static_assert(4 * W <= padded_slack, "the slack covers a 4-vector step");
-    const std::int64_t c = index % p.channels;
-    const float* x = p.x + index * p.in_h * p.in_w;
-    const float pad = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
-    const bool data_only = !first && p.stride_w == 1;
-    for (std::int64_t a = 0; a < p.stride_h; ++a)
-        for (std::int64_t b = 0; b < p.stride_w; ++b)
-            fill_phase<Arch>(p, l, x, a, b, pad, data_only, ws + (a * p.stride_w + b) * l.phase_floats);
-    // the taps: where each starts in the phase planes, and its weight
-    const float* tap_at[padded_max_taps];
-    float tap_w[padded_max_taps];
-    const std::int64_t taps = p.kh * p.kw;
-    for (std::int64_t r = 0; r < p.kh; ++r)
-        for (std::int64_t q = 0; q < p.kw; ++q) {
-            const std::int64_t dr = r * p.dil_h, dq = q * p.dil_w;
-            const float* phase = ws + ((dr % p.stride_h) * p.stride_w + dq % p.stride_w) * l.phase_floats;
-            tap_at[r * p.kw + q] = phase + (dr / p.stride_h) * l.wq + dq / p.stride_w;
-            tap_w[r * p.kw + q] = Max ? 0.0f : p.w[c * taps + r * p.kw + q];
-        }
-    float* flat = ws + l.phases * l.phase_floats;
-    const std::int64_t n = p.out_h * l.wq;
-    // the sum starts at the bias; the activation is applied in registers unless a residual comes first
-    const float* res = p.residual ? p.residual + index * p.out_h * p.out_w : nullptr;
-    const B init(Max ? pad : p.bias ? p.bias[c] : 0.0f);
-    const auto out = [&](const B& v) {
-        if constexpr (Max) return v;
-        else return res ? v : act(v);
-    };
+    if constexpr (Taps > 0) taps = Taps;
+    const B start(init);
     for (std::int64_t o = 0; o < n; o += 4 * W) {  // the last step may run past n, into the slack
-        B acc0 = init, acc1 = init, acc2 = init, acc3 = init;
+        B acc0 = start, acc1 = start, acc2 = start, acc3 = start;
         for (std::int64_t t = 0; t < taps; ++t) {
             const float* src = tap_at[t] + o;
             if constexpr (Max) {
@@ -251,12 +249,56 @@ void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int6
                 acc3 = xsimd::fma(B::load_unaligned(src + 3 * W), wt, acc3);
             }
         }
-        // flat is workspace in the arena, aligned only to plan::arena_alignment(): unaligned stores
-        out(acc0).store_unaligned(flat + o);
-        out(acc1).store_unaligned(flat + o + W);
-        out(acc2).store_unaligned(flat + o + 2 * W);
-        out(acc3).store_unaligned(flat + o + 3 * W);
+        store(acc0, o);
+        store(acc1, o + W);
+        store(acc2, o + 2 * W);
+        store(acc3, o + 3 * W);
     }
+}
+
+// The padded path's sums for channel c over the phase planes in the slot's workspace ws (layout
+// l, filled): calls store(v, o) with v = init + the sum over the taps of w[tap] * x (Max: the
+// largest x, init -inf) for the flattened outputs o, o + 1, ... (a vector; o = oh * wq + ow). The
+// last vectors run past out_h * wq by up to 4 vectors, which the layout's slack covers. 3x3
+// windows (MobileNet's depthwise convolutions, most pools) take an unrolled loop.
+template <class Arch, bool Max, class Store>
+void sum_taps(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t c, float* ws, float init, const Store& store) noexcept {
+    static_assert(4 * static_cast<std::int64_t>(xsimd::batch<float, Arch>::size) <= padded_slack, "the slack covers a 4-vector step");
+    // the taps: where each starts in the phase planes, and its weight
+    const float* tap_at[padded_max_taps];
+    float tap_w[padded_max_taps];
+    const std::int64_t taps = p.kh * p.kw;
+    for (std::int64_t t = 0; t < taps; ++t) {
+        tap_at[t] = ws + l.tap_offset[t];
+        tap_w[t] = Max ? 0.0f : p.w[c * taps + t];
+    }
+    const std::int64_t n = p.out_h * l.wq;
+    if (taps == 9)
+        sum_taps_loop<Arch, Max, 9>(taps, tap_at, tap_w, n, init, store);
+    else
+        sum_taps_loop<Arch, Max, 0>(taps, tap_at, tap_w, n, init, store);
+}
+
+// One plane on the padded path, in the slot's workspace ws (layout l); first: the slot's first
+// plane of this run (the padding is written).
+template <class Arch, bool Max, class Act>
+void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t index, float* ws, bool first, const Act& act) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    const std::int64_t c = index % p.channels;
+    const float pad = Max ? -std::numeric_limits<float>::infinity() : 0.0f;
+    const float* x = p.x + index * p.in_h * p.in_w;
+    for (std::int64_t a = 0; a < p.stride_h; ++a)
+        for (std::int64_t b = 0; b < p.stride_w; ++b) fill_phase<Arch>(p, l, x, a, b, pad, first, ws + (a * p.stride_w + b) * l.phase_floats);
+    // the sum starts at the bias; the activation is applied in registers unless a residual comes first
+    const float* res = p.residual ? p.residual + index * p.out_h * p.out_w : nullptr;
+    const float init = Max ? pad : p.bias ? p.bias[c] : 0.0f;
+    float* flat = flat_of(l, ws);
+    // flat is workspace in the arena, aligned only to plan::arena_alignment(): unaligned stores
+    const auto store = [&](const B& v, std::int64_t o) {
+        if constexpr (Max) v.store_unaligned(flat + o);
+        else (res ? v : act(v)).store_unaligned(flat + o);
+    };
+    sum_taps<Arch, Max>(p, l, c, ws, init, store);
     // out: drop the wq - out_w extra columns of each row, then act(y + residual) where there is one
     float* y = p.y + index * p.out_h * p.out_w;
     for (std::int64_t oh = 0; oh < p.out_h; ++oh) copy_floats<Arch>(flat + oh * l.wq, y + oh * p.out_w, p.out_w);

@@ -170,6 +170,29 @@ struct qgemm_epilogue {
     std::int64_t rs = 0, cs = 1;
 };
 
+/// The epilogue of one row of C with its constants in registers: what every INT8 kernel (the GEMM's
+/// micro-kernel, the depthwise convolution) does to an exact int32 sum `acc`.
+template <class Arch>
+struct qgemm_row {
+    using I = xsimd::batch<std::int32_t, Arch>;
+    using F = xsimd::batch<float, Arch>;
+    I offset, zp, lo, hi;
+    F scale, flo, fhi;
+    /// Row `row` of post's offsets and scales.
+    qgemm_row(const qgemm_epilogue& post, std::int64_t row) noexcept
+        : offset(post.offset[row]), zp(post.zero_point), lo(post.lo), hi(post.hi), scale(post.scale ? post.scale[row] : 0.0f), flo(post.flo),
+          fhi(post.fhi) {}
+    /// int32 output: the sum plus the offset.
+    EMBER_DETAIL_INLINE I wide(I acc) const noexcept { return acc + offset; }
+    /// 8-bit output (as int32 lanes): requantized, rounded half to even, shifted, clamped.
+    EMBER_DETAIL_INLINE I narrow(I acc) const noexcept {
+        return xsimd::min(xsimd::max(xsimd::nearbyint_as_int(xsimd::to_float(acc + offset) * scale) + zp, lo), hi);
+    }
+    /// float output before the residual and the clamp.
+    EMBER_DETAIL_INLINE F real(I acc) const noexcept { return xsimd::to_float(acc + offset) * scale; }
+    EMBER_DETAIL_INLINE F clamp(F y) const noexcept { return xsimd::min(xsimd::max(y, flo), fhi); }
+};
+
 /// One problem: W pre-packed (pack_u8s8_weights), X from a strided uint8 matrix (element (p, j)
 /// at x[p * x_rs + j * x_cs], each byte XORed with x_flip) or from a convolution.
 struct gemm_u8s8_problem {
@@ -357,26 +380,24 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
     }
     alignas(64) std::int32_t tile[NR];
     const bool eight_bit = post.out == qgemm_epilogue::output::uint8 || post.out == qgemm_epilogue::output::int8;
-    const I zp(post.zero_point), lo(post.lo), hi(post.hi);
     gemm_detail::static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
         if (static_cast<std::int64_t>(i) >= rows) return;
         const std::int64_t row = i0 + static_cast<std::int64_t>(i);
-        const I offset(post.offset[row]);
+        const qgemm_row<Arch> r(post, row);
         if (post.out == qgemm_epilogue::output::float32) {
-            const F scale(post.scale[row]), flo(post.flo), fhi(post.fhi);
             const std::int64_t at = row * post.rs + j0 * post.cs;
             float* c = static_cast<float*>(post.c) + at;
             const float* z = post.residual ? post.residual + at : nullptr;
             if (nr == NR && post.cs == 1) {  // the common case: whole vectors, straight to C
                 gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
-                    F y = xsimd::to_float(acc[i][v] + offset) * scale;
+                    F y = r.real(acc[i][v]);
                     if (z) y += F::load_unaligned(z + v * W);
-                    xsimd::min(xsimd::max(y, flo), fhi).store_unaligned(c + v * W);
+                    r.clamp(y).store_unaligned(c + v * W);
                 });
                 return;
             }
             alignas(64) float ftile[NR];
-            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { (xsimd::to_float(acc[i][v] + offset) * scale).store_aligned(ftile + v * W); });
+            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { r.real(acc[i][v]).store_aligned(ftile + v * W); });
             for (std::int64_t j = 0; j < nr; ++j) {
                 float y = ftile[j];
                 if (z) y += z[j * post.cs];
@@ -389,17 +410,15 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
             bool direct = false;
             if constexpr (byte_lanes<Arch>::available) direct = nr == NR && post.cs == 1;
             auto* c = static_cast<std::uint8_t*>(post.c) + row * post.rs + j0;
-            const F scale(post.scale[row]);
             gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
-                const F real = xsimd::to_float(acc[i][v] + offset) * scale;
-                const I q = xsimd::min(xsimd::max(xsimd::nearbyint_as_int(real) + zp, lo), hi);
+                const I q = r.narrow(acc[i][v]);
                 if constexpr (byte_lanes<Arch>::available)
                     if (direct) return byte_lanes<Arch>::store_low(q, c + v * W);
                 q.store_aligned(tile + v * W);
             });
             if (direct) return;
         } else {
-            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { (acc[i][v] + offset).store_aligned(tile + v * W); });
+            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { r.wide(acc[i][v]).store_aligned(tile + v * W); });
         }
         const std::int64_t at = row * post.rs + j0 * post.cs;
         switch (post.out) {

@@ -22,8 +22,10 @@
 #include <string>
 #include <vector>
 
+#include "ember/kernels/dwconv_u8.hpp"
 #include "ember/kernels/gemm_u8s8.hpp"
 #include "ember/ops/epilogue.hpp"
+#include "ember/ops/fast_gemm.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/quantize_linear.hpp"
 #include "ember/ops/window.hpp"
@@ -142,31 +144,34 @@ void accumulate(const geometry& g, const X* x, std::int64_t x_zp, const W* w, co
 
 // -- the fast path (kernels/gemm_u8s8.hpp): per image and group, the INT8 GEMM of the weights
 // [M/group, C*kh*kw] (converted to int8 and packed once at compile) against the input's implicit
-// im2col matrix. It needs x, w, their zero points and (QLinearConv) every scale and the bias
-// constant, a weight zero point of 0 (int8) or 128 (uint8: then w - 128 is int8 with zero point
-// 0), and 1 or 2 spatial dimensions. int8 activations are read as uint8 (x ^ 0x80 = x + 128,
-// zero point likewise), which leaves every difference x - x_zp as it is.
+// im2col matrix. A depthwise convolution (one input and one output channel per group) runs on
+// kernels/dwconv_u8.hpp instead, with the same int8 weights (as floats) and epilogue. It needs
+// x, w, their zero points and (QLinearConv) every scale and the bias constant, a weight zero
+// point of 0 (int8) or 128 (uint8: then w - 128 is int8 with zero point 0), and 1 or 2 spatial
+// dimensions. int8 activations are read as uint8 (x ^ 0x80 = x + 128, zero point likewise),
+// which leaves every difference x - x_zp as it is.
 
 struct fast_args {
     const simd::kernel_table* table = nullptr;
     operand x, y, workspace;
     const std::int32_t* packed_w = nullptr;  // per group, packed_group_words apart
     std::int64_t packed_group_words = 0;
-    const std::int32_t* offset = nullptr;    // [M]: B[m] - x_zp * sum_k w[m, k]
-    const float* scale = nullptr;            // [M]: x_scale * w_scale[m] / y_scale (8-bit output), x_scale * w_scale[m] (float)
-    kernels::qgemm_epilogue::output out = kernels::qgemm_epilogue::output::int32;
-    std::int32_t y_zp = 0, lo = 0, hi = 0;
-    // float output (FusedQConv): the residual, the activation as a clamp when it is one (none,
-    // Relu, Clip), else applied after the GEMM (`after`)
+    // offset [M]: B[m] - x_zp * sum_k w[m, k]; scale [M]: x_scale * w_scale[m] / y_scale (8-bit
+    // output), x_scale * w_scale[m] (float); the output's kind, zero point and clamps. c and
+    // residual are set per run.
+    kernels::qgemm_epilogue post;
+    // float output (FusedQConv): the residual, and the activation applied after the GEMM
+    // (`after`) when post's clamp cannot express it (none, Relu, Clip can)
     operand z;
     bool has_z = false;
-    float flo = 0.0f, fhi = 0.0f;
     activation after = activation::none;
     activation_params after_params;
     std::int64_t batch = 0, group = 1, in_channels = 0, out_per_group = 0, out_size = 0, slots = 1;
     bool pointwise = false;
     std::uint8_t flip = 0;
     kernels::qconv_source src;  // x set per image and group
+    bool depthwise = false;     // dwconv_u8, geometry and taps in dw (x and post set per run)
+    kernels::dwconv_u8_problem dw;
 };
 
 /// The constant int64 value of a uint8 / int8 / int32 tensor's element i.
@@ -220,11 +225,23 @@ void bind_quantized_operands(const bind_context& ctx, std::size_t b, Args& g) {
     if (g.has_b) g.b = ctx.input(b);
 }
 
+/// Whether a convolution of geometry g runs on the INT8 depthwise kernel: one input and one
+/// output channel per group, 1 or 2 spatial dimensions, a window its padded path takes; d: that
+/// kernel's geometry.
+inline bool depthwise_u8(const geometry& g, kernels::dwconv_f32_problem& d) noexcept {
+    if (g.geo.rank == 0 || g.geo.rank > 2 || g.in_channels != 1 || g.out_channels != g.group) return false;
+    d = plane_geometry(g.geo, g.batch * g.group, g.group);
+    return kernels::dwconv_u8_workspace_floats(d) > 0;
+}
+
 inline std::size_t fast_workspace(const geometry& g, const infer_context& ctx) noexcept {
     const kernel_context* k = ctx.kernels();
-    if (!k || !k->table->gemm_u8s8 || g.geo.rank == 0 || g.geo.rank > 2) return 0;
-    const std::int64_t depth = g.in_channels * g.geo.kernel[1] * g.geo.kernel[2];
-    return static_cast<std::size_t>(k->table->u8s8_workspace_bytes(depth) * static_cast<std::int64_t>(k->slots));
+    if (!k || g.geo.rank == 0 || g.geo.rank > 2) return 0;
+    std::int64_t bytes = 0;
+    if (k->table->gemm_u8s8) bytes = k->table->u8s8_workspace_bytes(g.in_channels * g.geo.kernel[1] * g.geo.kernel[2]);
+    kernels::dwconv_f32_problem d;
+    if (depthwise_u8(g, d)) bytes = std::max<std::int64_t>(bytes, kernels::dwconv_u8_workspace_floats(d) * 4);  // bind may take either
+    return static_cast<std::size_t>(bytes * static_cast<std::int64_t>(k->slots));
 }
 
 inline void fast_kernel(const void* p, const run_context& ctx) noexcept {
@@ -232,39 +249,42 @@ inline void fast_kernel(const void* p, const run_context& ctx) noexcept {
     const auto* x = ctx.at<const std::uint8_t>(f.x);
     std::byte* y = ctx.at<std::byte>(f.y);
     const std::int64_t in_size = f.src.in_h * f.src.in_w, M = f.out_per_group * f.group;
-    const bool wide = f.out == kernels::qgemm_epilogue::output::int32 || f.out == kernels::qgemm_epilogue::output::float32;
+    const bool wide = f.post.out == kernels::qgemm_epilogue::output::int32 || f.post.out == kernels::qgemm_epilogue::output::float32;
     const std::size_t y_bytes = wide ? 4 : 1;
     const float* z = f.has_z ? ctx.at<const float>(f.z) : nullptr;
-    for (std::int64_t n = 0; n < f.batch; ++n)
-        for (std::int64_t grp = 0; grp < f.group; ++grp) {
-            kernels::qconv_source src = f.src;
-            src.x = x + (n * f.group + grp) * f.in_channels * in_size;
-            kernels::gemm_u8s8_problem pr;
-            pr.m = f.out_per_group;
-            pr.n = f.out_size;
-            pr.k = f.in_channels * f.src.kh * f.src.kw;
-            pr.packed_w = f.packed_w + grp * f.packed_group_words;
-            pr.x_flip = f.flip;
-            if (f.pointwise) {
-                pr.x = src.x;
-                pr.x_rs = in_size;
-            } else {
-                pr.conv = &src;
+    if (f.depthwise) {
+        kernels::dwconv_u8_problem d = f.dw;
+        d.x = x;
+        d.post.c = y;
+        d.post.residual = z;
+        f.table->dwconv_u8(d, ctx.at<float>(f.workspace), f.slots, ctx.exec);
+    } else {
+        for (std::int64_t n = 0; n < f.batch; ++n)
+            for (std::int64_t grp = 0; grp < f.group; ++grp) {
+                kernels::qconv_source src = f.src;
+                src.x = x + (n * f.group + grp) * f.in_channels * in_size;
+                kernels::gemm_u8s8_problem pr;
+                pr.m = f.out_per_group;
+                pr.n = f.out_size;
+                pr.k = f.in_channels * f.src.kh * f.src.kw;
+                pr.packed_w = f.packed_w + grp * f.packed_group_words;
+                pr.x_flip = f.flip;
+                if (f.pointwise) {
+                    pr.x = src.x;
+                    pr.x_rs = in_size;
+                } else {
+                    pr.conv = &src;
+                }
+                const std::int64_t first_row = n * M + grp * f.out_per_group;
+                pr.post = f.post;
+                pr.post.offset += grp * f.out_per_group;
+                if (pr.post.scale) pr.post.scale += grp * f.out_per_group;
+                pr.post.c = y + static_cast<std::size_t>(first_row * f.out_size) * y_bytes;
+                pr.post.rs = f.out_size;
+                pr.post.residual = z ? z + first_row * f.out_size : nullptr;
+                f.table->gemm_u8s8(pr, ctx.at<std::byte>(f.workspace), f.slots, ctx.exec);
             }
-            const std::int64_t first_row = n * M + grp * f.out_per_group;
-            pr.post.offset = f.offset + grp * f.out_per_group;
-            pr.post.scale = f.scale ? f.scale + grp * f.out_per_group : nullptr;
-            pr.post.out = f.out;
-            pr.post.zero_point = f.y_zp;
-            pr.post.lo = f.lo;
-            pr.post.hi = f.hi;
-            pr.post.c = y + static_cast<std::size_t>(first_row * f.out_size) * y_bytes;
-            pr.post.rs = f.out_size;
-            pr.post.residual = z ? z + first_row * f.out_size : nullptr;
-            pr.post.flo = f.flo;
-            pr.post.fhi = f.fhi;
-            f.table->gemm_u8s8(pr, ctx.at<std::byte>(f.workspace), f.slots, ctx.exec);
-        }
+    }
     if (f.after != activation::none)  // the residual is in already
         apply_epilogue(f.after, f.after_params, reinterpret_cast<float*>(y), static_cast<std::size_t>(f.batch * M),
                        static_cast<std::size_t>(f.out_size), nullptr, nullptr, ctx.exec);
@@ -294,7 +314,9 @@ inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constan
                         const float_epilogue* post = nullptr) {
     bound = false;
     const kernel_context* k = ctx.kernels();
-    if (!k || !k->table->gemm_u8s8 || g.geo.rank == 0 || g.geo.rank > 2 || !c.w) return status::ok;
+    kernels::dwconv_f32_problem dw;
+    const bool depthwise = k && depthwise_u8(g, dw);
+    if (!k || (!k->table->gemm_u8s8 && !depthwise) || g.geo.rank == 0 || g.geo.rank > 2 || !c.w) return status::ok;
     const bool to_float = y_type == dtype::float32;
     const bool eight_bit = y_type != dtype::int32 && !to_float;
     if (eight_bit && (!c.x_scale || !c.w_scale || !c.y_scale || !c.y_zp)) return status::ok;
@@ -324,44 +346,39 @@ inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constan
     f.flip = x_signed ? 0x80 : 0;
     f.pointwise = set_conv_window(G, f.src);
     f.src.pad_value = static_cast<std::uint8_t>(x_zp);
+    kernels::qgemm_epilogue& out = f.post;
     if (y_type == dtype::int32) {
-        f.out = kernels::qgemm_epilogue::output::int32;
+        out.out = kernels::qgemm_epilogue::output::int32;
     } else if (to_float) {
-        f.out = kernels::qgemm_epilogue::output::float32;
+        out.out = kernels::qgemm_epilogue::output::float32;
         f.has_z = ctx.has_input(post->z_input);
         if (f.has_z) f.z = ctx.input(post->z_input);
-        constexpr float inf = std::numeric_limits<float>::infinity();
-        f.flo = -inf;
-        f.fhi = inf;
         if (post->act == activation::relu) {
-            f.flo = 0.0f;
+            out.flo = 0.0f;
         } else if (post->act == activation::clip && !(post->params.alpha > post->params.beta)) {
-            f.flo = post->params.alpha;
-            f.fhi = post->params.beta;
+            out.flo = post->params.alpha;
+            out.fhi = post->params.beta;
         } else if (post->act != activation::none) {
             f.after = post->act;
             f.after_params = post->params;
         }
     } else {
         const bool y_signed = y_type == dtype::int8;
-        f.out = y_signed ? kernels::qgemm_epilogue::output::int8 : kernels::qgemm_epilogue::output::uint8;
-        f.y_zp = static_cast<std::int32_t>(int_at(*c.y_zp, 0));
-        f.lo = act.relu ? f.y_zp : (y_signed ? -128 : 0);
-        f.hi = y_signed ? 127 : 255;
+        out.out = y_signed ? kernels::qgemm_epilogue::output::int8 : kernels::qgemm_epilogue::output::uint8;
+        out.zero_point = static_cast<std::int32_t>(int_at(*c.y_zp, 0));
+        out.lo = act.relu ? out.zero_point : (y_signed ? -128 : 0);
+        out.hi = y_signed ? 127 : 255;
         if (act.clip) {
-            f.lo = std::max(f.lo, act.lo);
-            f.hi = std::min(f.hi, act.hi);
-            if (f.lo > f.hi) f.lo = f.hi;  // Clip with min > max gives max
+            out.lo = std::max(out.lo, act.lo);
+            out.hi = std::min(out.hi, act.hi);
+            if (out.lo > out.hi) out.lo = out.hi;  // Clip with min > max gives max
         }
     }
 
     // the weights as int8, the offsets and the scales
-    const std::int64_t group_bytes = k->table->packed_u8s8_weight_bytes(Mg, K);
-    f.packed_group_words = group_bytes / 4;
-    float* packed = ctx.packed_buffer(static_cast<std::size_t>(f.packed_group_words * g.group));
     float* consts = ctx.packed_buffer(static_cast<std::size_t>(2 * M));
     aligned_buffer converted;
-    if (!packed || !consts) return status::out_of_memory;
+    if (!consts) return status::out_of_memory;
     if (!converted.allocate(static_cast<std::size_t>(M * K), k->alloc, false))
         return ctx.fail(status::out_of_memory, "allocator returned null for {} bytes of int8 weights", M * K);
     auto* w8 = reinterpret_cast<std::int8_t*>(converted.data());
@@ -382,11 +399,28 @@ inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constan
             scale[m] = to_float ? c.x_scale->data<float>()[0] * ws : c.x_scale->data<float>()[0] * ws / c.y_scale->data<float>()[0];
         }
     }
-    for (std::int64_t grp = 0; grp < g.group; ++grp)
-        k->table->pack_u8s8_weights(w8 + grp * Mg * K, K, Mg, K, reinterpret_cast<std::int32_t*>(packed) + grp * f.packed_group_words);
-    f.packed_w = reinterpret_cast<const std::int32_t*>(packed);
-    f.offset = offset;
-    f.scale = eight_bit || to_float ? scale : nullptr;
+    out.offset = offset;
+    out.scale = eight_bit || to_float ? scale : nullptr;
+    if (depthwise) {
+        float* taps = ctx.packed_buffer(static_cast<std::size_t>(M * K));
+        if (!taps) return status::out_of_memory;
+        for (std::int64_t i = 0; i < M * K; ++i) taps[i] = w8[i];
+        f.depthwise = true;
+        f.dw.geo = dw;
+        f.dw.geo.w = taps;
+        f.dw.flip = f.flip;
+        f.dw.x_zero_point = static_cast<std::uint8_t>(x_zp);
+        f.dw.post = out;
+        f.dw.post.rs = f.out_size;
+    } else {
+        const std::int64_t group_bytes = k->table->packed_u8s8_weight_bytes(Mg, K);
+        f.packed_group_words = group_bytes / 4;
+        float* packed = ctx.packed_buffer(static_cast<std::size_t>(f.packed_group_words * g.group));
+        if (!packed) return status::out_of_memory;
+        for (std::int64_t grp = 0; grp < g.group; ++grp)
+            k->table->pack_u8s8_weights(w8 + grp * Mg * K, K, Mg, K, reinterpret_cast<std::int32_t*>(packed) + grp * f.packed_group_words);
+        f.packed_w = reinterpret_cast<const std::int32_t*>(packed);
+    }
     ctx.emit(&fast_kernel, f);
     bound = true;
     return status::ok;

@@ -18,6 +18,7 @@
 #endif
 
 #include "ember/kernels/dwconv_f32.hpp"
+#include "ember/kernels/dwconv_u8.hpp"
 #include "ember/kernels/elementwise_f32.hpp"
 #include "ember/kernels/gemm_f32.hpp"
 #include "ember/kernels/gemm_u8s8.hpp"
@@ -52,6 +53,7 @@ const kernel_table& kernel_table_for() noexcept {
         &kernels::gemm_f32<Arch>,
         &kernels::dwconv_f32<Arch>,
         &kernels::maxpool_f32<Arch>,
+        &kernels::dwconv_u8<Arch>,
         &kernels::winograd_workspace_floats<Arch>,
         &kernels::winograd_f32<Arch>,
         &kernels::binary_row_f32<Arch>,

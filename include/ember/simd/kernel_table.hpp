@@ -21,6 +21,7 @@
 #include "ember/config.hpp"
 #include "ember/core/span.hpp"
 #include "ember/kernels/dwconv_f32.hpp"
+#include "ember/kernels/dwconv_u8.hpp"
 #include "ember/kernels/elementwise_f32.hpp"
 #include "ember/kernels/gemm_f32.hpp"
 #include "ember/kernels/gemm_u8s8.hpp"
@@ -41,6 +42,7 @@ struct kernel_table {
     // depthwise convolution (kernels/dwconv_f32.hpp)
     void (*dwconv_f32)(const kernels::dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
     void (*maxpool_f32)(const kernels::dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
+    void (*dwconv_u8)(const kernels::dwconv_u8_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
     // Winograd F(4x4, 3x3) convolution (kernels/winograd_f32.hpp)
     std::int64_t (*winograd_workspace_floats)(std::int64_t channels, std::int64_t out_channels, std::int64_t out_h, std::int64_t out_w,
                                               std::int64_t slots) noexcept = nullptr;

@@ -20,7 +20,7 @@
 // float) is quantized here with xs * ws, as ONNX Runtime's quantizer does: off by at most half of
 // xs * ws, a small fraction of one output step.
 //
-// Conditions: a depth (C/group * kernel size) of at least 16, every scale and zero point
+// Conditions: a depth (C/group * kernel size) of at least 16 or a depthwise convolution, every scale and zero point
 // constant, x's zero point 8-bit, xs / xz / ys / yz per tensor, ws per tensor or per output
 // channel (DequantizeLinear's axis 0), the float values between the nodes read by the pattern
 // only and no graph outputs. The DequantizeLinear nodes stay (a later dead-code pass
@@ -34,6 +34,7 @@
 
 #include "ember/compile/passes/rewrite.hpp"
 #include "ember/config.hpp"
+#include "ember/kernels/dwconv_f32.hpp"
 #include "ember/ops/fused.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -95,13 +96,16 @@ private:
         const tensor* wq = rw_.constant(w.q);
         const tensor* ws = rw_.constant(w.scale);
         if (!wq || !ws || ws->type() != dtype::float32 || (wq->type() != dtype::int8 && wq->type() != dtype::uint8) || wq->rank() < 3) return false;
-        // depthwise and other narrow grouped convolutions stay float: with a depth of
-        // C/group * kernel < min_depth per output the INT8 GEMM has nothing to amortise its
-        // packing over, and the FP32 depthwise kernel is several times faster (mobilenet_v2's QDQ
-        // model: 27 ms with them folded, 7 ms FP32). From 16 on the INT8 GEMM wins, mostly by
-        // writing bytes: mobilenet_v2's 16-channel 1x1 expand conv at 112x112 and its 3-channel
-        // 3x3 stem (depth 27) fold, about 0.7 ms of its 5.5 (the threshold 32 left them float)
-        if (wq->size() / static_cast<std::size_t>(wq->dims()[0]) < min_depth) return false;
+        // depthwise convolutions (one input channel per group, a group per output channel, up to
+        // 64 taps) run on the INT8 depthwise kernel (kernels/dwconv_u8.hpp); other narrow grouped
+        // convolutions stay float: with a depth of C/group * kernel < min_depth per output the
+        // INT8 GEMM has nothing to amortise its packing over, and the FP32 depthwise kernel is
+        // several times faster (mobilenet_v2's QDQ model: 27 ms with its depthwise convs on the
+        // GEMM, 7 ms FP32). From 16 on the INT8 GEMM wins, mostly by writing bytes:
+        // mobilenet_v2's 16-channel 1x1 expand conv at 112x112 and its 3-channel 3x3 stem (depth
+        // 27) fold, about 0.7 ms of its 5.5 (the threshold 32 left them float)
+        const std::size_t depth = wq->size() / static_cast<std::size_t>(wq->dims()[0]);
+        if (depth < min_depth && !(depthwise(conv, *wq) && depth <= kernels::dwconv_detail::padded_max_taps)) return false;
         const std::int64_t M = wq->dims()[0];
         const bool per_channel = ws->size() != 1;
         if (per_channel && (ws->rank() != 1 || ws->dims()[0] != M || w.axis != 0)) return false;
@@ -208,6 +212,14 @@ private:
         while (!f.inputs.empty() && f.inputs.back() == no_value) f.inputs.pop_back();
         rw_.set_output(i, 0, yq);
         return true;
+    }
+
+    /// conv (weights w) has one input channel per group and a group per output channel.
+    static bool depthwise(const node& conv, const tensor& w) {
+        std::int64_t group = 1;
+        for (const attribute& a : conv.attributes)
+            if (a.name == "group" && a.kind == attribute_kind::integer) group = a.i;
+        return w.dims()[1] == 1 && group == w.dims()[0];
     }
 
     static bool axis_only(const node& q) {

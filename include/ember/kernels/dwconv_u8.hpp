@@ -1,0 +1,185 @@
+// SPDX-License-Identifier: Apache-2.0
+// INT8 depthwise convolution (one filter per channel, NCHW, uint8 input): the FP32 depthwise
+// kernel's padded path (kernels/dwconv_f32.hpp) on the bytes, with the INT8 GEMM's epilogue
+// (qgemm_row: 8-bit requantized, int32 or float output).
+//
+// Each plane's bytes are widened to floats as the phase planes are filled (x ^ flip, exact), the
+// padding holds the zero point and the taps are the int8 weights as floats, so the same FMA loop
+// sums exactly what the integer convolution sums: every product and partial sum is an integer
+// below 64 taps * 255 * 128 < 2^24, which a float holds exactly whatever the order. The epilogue
+// reads each sum back as int32 (exact) in registers, adds the offset B[c] - x_zp * sum(w[c]) as
+// the GEMM path does, and stores bytes. A MobileNet's depthwise layers (3x3, 9 taps per output)
+// are too shallow for the INT8 GEMM (nothing to amortise its packing over); on this path they
+// read and write bytes, a quarter of the FP32 kernel's traffic.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <xsimd/xsimd.hpp>
+
+#include "ember/config.hpp"
+#include "ember/kernels/dwconv_f32.hpp"
+#include "ember/kernels/activation.hpp"
+#include "ember/kernels/copy.hpp"
+#include "ember/kernels/gemm_u8s8.hpp"
+#include "ember/runtime/executor.hpp"
+
+EMBER_NAMESPACE_BEGIN
+namespace kernels {
+
+struct dwconv_u8_problem {
+    // planes (batch * channels), channels and the window; geo.w: the taps as floats [channels, kh,
+    // kw] (int8 weights minus their zero point); geo.x / y / bias / residual / act unused
+    dwconv_f32_problem geo;
+    const std::uint8_t* x = nullptr;  // [planes, in_h, in_w], each byte read XORed with flip
+    std::uint8_t flip = 0;
+    std::uint8_t x_zero_point = 0;  // the padding's value, after the flip
+    // offset and scale per channel; row i of C (and of the residual) is plane i, rs = out_h * out_w
+    qgemm_epilogue post;
+};
+
+namespace dwconv_u8_detail {
+
+// Fills phase plane (a, b) of the plane that starts `base` bytes into the input x (`total` bytes),
+// as fill_phase does for floats: element (i, j) = x[a + i*sh - pad_h][b + j*sw - pad_w] ^ flip, or
+// pad outside. Each row is whole vectors of W columns, its padding included: W bytes (stride 1)
+// or 2W (stride 2, the even ones kept as take_evens does) widened to floats, the lanes outside
+// the input's columns replaced by pad. What a vector writes past a row is overwritten by the next
+// row or lies in the slack; the padding rows are written on the slot's first plane (`first`) and
+// where a row of values may have run into them. A vector whose bytes would start before x or end
+// past it, and every vector of other strides, is filled lane by lane.
+template <class Arch>
+void fill_phase(const dwconv_f32_problem& p, const dwconv_detail::padded_layout& l, const std::uint8_t* x, std::int64_t base, std::int64_t total,
+                std::uint8_t flip, std::int64_t a, std::int64_t b, float pad, bool first, float* dst) noexcept {
+    using F = xsimd::batch<float, Arch>;
+    using I = xsimd::batch<std::int32_t, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(F::size);
+    const std::int64_t j0 = l.col_begin[b], end = l.col_end[b], sw = p.stride_w;
+    const F pad_v(pad), lo(static_cast<float>(j0)), hi(static_cast<float>(end));
+    alignas(64) float lane_index[64];
+    for (std::int64_t t = 0; t < W; ++t) lane_index[t] = static_cast<float>(t);
+    const F lanes = F::load_aligned(lane_index);
+    const I f(flip);
+    // the vector of columns [k, k + W): values where inside [j0, end), else pad
+    const auto inside = [&](F v, std::int64_t k) EMBER_DETAIL_INLINE {
+        if (k >= j0 && k + W <= end) return v;
+        const F column = lanes + F(static_cast<float>(k));
+        return xsimd::select((column >= lo) & (column < hi), v, pad_v);
+    };
+    const auto widen = [&](const std::uint8_t* at) EMBER_DETAIL_INLINE { return xsimd::to_float(byte_lanes<Arch>::widen(at, false) ^ f); };
+    bool after_values = false;
+    for (std::int64_t i = 0; i < l.hq; ++i) {
+        float* row = dst + i * l.wq;
+        const std::int64_t ih = a + i * p.stride_h - p.pad_h;
+        if (ih < 0 || ih >= p.in_h || j0 == end) {
+            if (first || after_values)
+                for (std::int64_t k = 0; k < l.wq; k += W) pad_v.store_unaligned(row + k);  // may run into the next row or the slack
+            after_values = false;
+            continue;
+        }
+        after_values = true;
+        const std::int64_t src = base + ih * p.in_w + b - p.pad_w;  // x[src + j * sw] is column j's value
+        for (std::int64_t k = 0; k < l.wq; k += W) {
+            const std::int64_t at = src + k * sw;
+            if constexpr (byte_lanes<Arch>::available) {
+                if (sw == 1 && at >= 0 && at + W <= total) {
+                    inside(widen(x + at), k).store_unaligned(row + k);
+                    continue;
+                }
+                if (sw == 2 && at >= 0 && at + 2 * W <= total) {
+                    constexpr auto order = xsimd::make_batch_constant<xsimd::batch<std::uint32_t, Arch>, evens_first>();
+                    inside(xsimd::swizzle(widen(x + at), order), k).store_unaligned(row + k);  // columns k .. k + W/2
+                    inside(xsimd::swizzle(widen(x + at + W), order), k + W / 2).store_unaligned(row + k + W / 2);
+                    continue;
+                }
+            }
+            const std::int64_t stop = k + W < l.wq ? k + W : l.wq;
+            for (std::int64_t j = k; j < stop; ++j) row[j] = j >= j0 && j < end ? static_cast<float>(x[src + j * sw] ^ flip) : pad;
+        }
+    }
+    if (first)
+        for (std::int64_t j = l.hq * l.wq; j < l.phase_floats; ++j) dst[j] = pad;
+}
+
+template <class Arch>
+void plane(const dwconv_u8_problem& p, const dwconv_detail::padded_layout& l, std::int64_t index, float* ws, bool first) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    using I = xsimd::batch<std::int32_t, Arch>;
+    const dwconv_f32_problem& g = p.geo;
+    const qgemm_epilogue& post = p.post;
+    const std::int64_t c = index % g.channels, in_size = g.in_h * g.in_w;
+    const float pad = static_cast<float>(p.x_zero_point);
+    for (std::int64_t a = 0; a < g.stride_h; ++a)
+        for (std::int64_t b = 0; b < g.stride_w; ++b)
+            fill_phase<Arch>(g, l, p.x, index * in_size, g.planes * in_size, p.flip, a, b, pad, first, ws + (a * g.stride_w + b) * l.phase_floats);
+    float* flat = dwconv_detail::flat_of(l, ws);
+    const qgemm_row<Arch> r(post, c);
+    const std::int64_t at = index * post.rs;
+    switch (post.out) {
+    case qgemm_epilogue::output::uint8:
+    case qgemm_epilogue::output::int8: {
+        auto* bytes = reinterpret_cast<std::uint8_t*>(flat);
+        const auto store = [&](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
+            const I q = r.narrow(xsimd::to_int(v));
+            if constexpr (byte_lanes<Arch>::available) {
+                byte_lanes<Arch>::store_low(q, bytes + o);
+            } else {
+                alignas(64) std::int32_t tile[I::size];
+                q.store_aligned(tile);
+                for (std::size_t t = 0; t < I::size; ++t) bytes[o + static_cast<std::int64_t>(t)] = static_cast<std::uint8_t>(tile[t]);
+            }
+        };
+        dwconv_detail::sum_taps<Arch, false>(g, l, c, ws, 0.0f, store);
+        auto* y = static_cast<std::uint8_t*>(post.c) + at;
+        for (std::int64_t oh = 0; oh < g.out_h; ++oh) copy_bytes<Arch>(bytes + oh * l.wq, y + oh * g.out_w, g.out_w);
+        return;
+    }
+    case qgemm_epilogue::output::int32: {
+        auto* words = reinterpret_cast<std::int32_t*>(flat);
+        const auto store = [&](const B& v, std::int64_t o) EMBER_DETAIL_INLINE { r.wide(xsimd::to_int(v)).store_unaligned(words + o); };
+        dwconv_detail::sum_taps<Arch, false>(g, l, c, ws, 0.0f, store);
+        auto* y = static_cast<std::int32_t*>(post.c) + at;
+        for (std::int64_t oh = 0; oh < g.out_h; ++oh) std::memcpy(y + oh * g.out_w, words + oh * l.wq, static_cast<std::size_t>(g.out_w) * 4);
+        return;
+    }
+    case qgemm_epilogue::output::float32: {
+        const float* z = post.residual ? post.residual + at : nullptr;
+        const auto store = [&](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
+            const B y = r.real(xsimd::to_int(v));
+            (z ? y : r.clamp(y)).store_unaligned(flat + o);
+        };
+        dwconv_detail::sum_taps<Arch, false>(g, l, c, ws, 0.0f, store);
+        float* y = static_cast<float*>(post.c) + at;
+        for (std::int64_t oh = 0; oh < g.out_h; ++oh) copy_floats<Arch>(flat + oh * l.wq, y + oh * g.out_w, g.out_w);
+        if (z) residual_activation<Arch>(y, z, g.out_h * g.out_w, [&](const B& v) EMBER_DETAIL_INLINE { return r.clamp(v); });
+        return;
+    }
+    }
+}
+
+} // namespace dwconv_u8_detail
+
+/// Floats of workspace one slot needs (0: the geometry does not fit the padded path, and
+/// dwconv_u8 must not be called; the INT8 GEMM takes the convolution).
+inline std::int64_t dwconv_u8_workspace_floats(const dwconv_f32_problem& geo) noexcept { return dwconv_detail::layout_of(geo).slot_floats; }
+
+/// INT8 depthwise convolution on up to `slots` workers of ex. workspace: slots *
+/// dwconv_u8_workspace_floats(p.geo) floats, 64-byte aligned.
+template <class Arch>
+void dwconv_u8(const dwconv_u8_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept {
+    const dwconv_detail::padded_layout l = dwconv_detail::layout_of(p.geo);
+    const std::int64_t per_slot = l.slot_floats;
+    if (slots > p.geo.planes) slots = p.geo.planes;
+    if (slots < 1) slots = 1;
+    auto run_slot = [&](std::int64_t s) noexcept {
+        float* ws = workspace + s * per_slot;
+        const std::int64_t begin = p.geo.planes * s / slots, end = p.geo.planes * (s + 1) / slots;
+        for (std::int64_t i = begin; i < end; ++i) dwconv_u8_detail::plane<Arch>(p, l, i, ws, i == begin);
+    };
+    for_each_slot(ex, slots, run_slot);
+}
+
+} // namespace kernels
+EMBER_NAMESPACE_END

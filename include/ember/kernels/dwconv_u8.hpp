@@ -38,6 +38,9 @@ struct dwconv_u8_problem {
     std::uint8_t x_zero_point = 0;  // the padding's value, after the flip
     // offset and scale per channel; row i of C (and of the residual) is plane i, rs = out_h * out_w
     qgemm_epilogue post;
+    // the sums start at the offset, as floats: every |offset| + 255 * sum |w| is below 2^24, so
+    // that they stay exact (the epilogue then skips the round trip through int32)
+    bool offset_in_sums = false;
 };
 
 namespace dwconv_u8_detail {
@@ -117,12 +120,15 @@ void plane(const dwconv_u8_problem& p, const dwconv_detail::padded_layout& l, st
     float* flat = dwconv_detail::flat_of(l, ws);
     const qgemm_row<Arch> r(post, c);
     const std::int64_t at = index * post.rs;
+    const float init = p.offset_in_sums ? static_cast<float>(post.offset[c]) : 0.0f;
+    // the exact sum with the offset in, as a float
+    const auto total = [&](const B& v) EMBER_DETAIL_INLINE { return p.offset_in_sums ? v : xsimd::to_float(xsimd::to_int(v) + r.offset); };
     switch (post.out) {
     case qgemm_epilogue::output::uint8:
     case qgemm_epilogue::output::int8: {
         auto* bytes = reinterpret_cast<std::uint8_t*>(flat);
         const auto store = [&](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
-            const I q = r.narrow(xsimd::to_int(v));
+            const I q = r.narrow_sum(total(v));
             if constexpr (byte_lanes<Arch>::available) {
                 byte_lanes<Arch>::store_low(q, bytes + o);
             } else {
@@ -131,15 +137,18 @@ void plane(const dwconv_u8_problem& p, const dwconv_detail::padded_layout& l, st
                 for (std::size_t t = 0; t < I::size; ++t) bytes[o + static_cast<std::int64_t>(t)] = static_cast<std::uint8_t>(tile[t]);
             }
         };
-        dwconv_detail::sum_taps<Arch, false>(g, l, c, ws, 0.0f, store);
+        dwconv_detail::sum_taps<Arch, false>(g, l, c, ws, init, store);
         auto* y = static_cast<std::uint8_t*>(post.c) + at;
         for (std::int64_t oh = 0; oh < g.out_h; ++oh) copy_bytes<Arch>(bytes + oh * l.wq, y + oh * g.out_w, g.out_w);
         return;
     }
     case qgemm_epilogue::output::int32: {
         auto* words = reinterpret_cast<std::int32_t*>(flat);
-        const auto store = [&](const B& v, std::int64_t o) EMBER_DETAIL_INLINE { r.wide(xsimd::to_int(v)).store_unaligned(words + o); };
-        dwconv_detail::sum_taps<Arch, false>(g, l, c, ws, 0.0f, store);
+        const auto store = [&](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
+            const I sum = xsimd::to_int(v);  // exact; the offset added as int32 where it is not in already
+            (p.offset_in_sums ? sum : r.wide(sum)).store_unaligned(words + o);
+        };
+        dwconv_detail::sum_taps<Arch, false>(g, l, c, ws, init, store);
         auto* y = static_cast<std::int32_t*>(post.c) + at;
         for (std::int64_t oh = 0; oh < g.out_h; ++oh) std::memcpy(y + oh * g.out_w, words + oh * l.wq, static_cast<std::size_t>(g.out_w) * 4);
         return;
@@ -147,10 +156,10 @@ void plane(const dwconv_u8_problem& p, const dwconv_detail::padded_layout& l, st
     case qgemm_epilogue::output::float32: {
         const float* z = post.residual ? post.residual + at : nullptr;
         const auto store = [&](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
-            const B y = r.real(xsimd::to_int(v));
+            const B y = total(v) * r.scale;
             (z ? y : r.clamp(y)).store_unaligned(flat + o);
         };
-        dwconv_detail::sum_taps<Arch, false>(g, l, c, ws, 0.0f, store);
+        dwconv_detail::sum_taps<Arch, false>(g, l, c, ws, init, store);
         float* y = static_cast<float*>(post.c) + at;
         for (std::int64_t oh = 0; oh < g.out_h; ++oh) copy_floats<Arch>(flat + oh * l.wq, y + oh * g.out_w, g.out_w);
         if (z) residual_activation<Arch>(y, z, g.out_h * g.out_w, [&](const B& v) EMBER_DETAIL_INLINE { return r.clamp(v); });

@@ -185,9 +185,9 @@ struct qgemm_row {
     /// int32 output: the sum plus the offset.
     EMBER_DETAIL_INLINE I wide(I acc) const noexcept { return acc + offset; }
     /// 8-bit output (as int32 lanes): requantized, rounded half to even, shifted, clamped.
-    EMBER_DETAIL_INLINE I narrow(I acc) const noexcept {
-        return xsimd::min(xsimd::max(xsimd::nearbyint_as_int(xsimd::to_float(acc + offset) * scale) + zp, lo), hi);
-    }
+    EMBER_DETAIL_INLINE I narrow(I acc) const noexcept { return narrow_sum(xsimd::to_float(acc + offset)); }
+    /// The same from the sum with the offset already in, as a float (exact).
+    EMBER_DETAIL_INLINE I narrow_sum(F sum) const noexcept { return xsimd::min(xsimd::max(xsimd::nearbyint_as_int(sum * scale) + zp, lo), hi); }
     /// float output before the residual and the clamp.
     EMBER_DETAIL_INLINE F real(I acc) const noexcept { return xsimd::to_float(acc + offset) * scale; }
     EMBER_DETAIL_INLINE F clamp(F y) const noexcept { return xsimd::min(xsimd::max(y, flo), fhi); }

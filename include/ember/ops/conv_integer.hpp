@@ -404,7 +404,16 @@ inline status bind_fast(const geometry& g, bind_context& ctx, const fast_constan
     if (depthwise) {
         float* taps = ctx.packed_buffer(static_cast<std::size_t>(M * K));
         if (!taps) return status::out_of_memory;
-        for (std::int64_t i = 0; i < M * K; ++i) taps[i] = w8[i];
+        bool exact = true;  // every partial sum from the offset on is an integer below 2^24
+        for (std::int64_t m = 0; m < M; ++m) {
+            std::int64_t reach = offset[m] < 0 ? -static_cast<std::int64_t>(offset[m]) : offset[m];
+            for (std::int64_t i = m * K; i < (m + 1) * K; ++i) {
+                taps[i] = w8[i];
+                reach += 255 * (w8[i] < 0 ? -w8[i] : w8[i]);
+            }
+            exact = exact && reach < (std::int64_t(1) << 24);
+        }
+        f.dw.offset_in_sums = exact;
         f.depthwise = true;
         f.dw.geo = dw;
         f.dw.geo.w = taps;

@@ -59,6 +59,8 @@ const plane_case cases[] = {
     {2, 2, 3, 3, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1},      // kernel wider than the input
     {2, 2, 1, 40, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1},     // 1-D
     {2, 2, 9, 9, 8, 8, 1, 1, 3, 3, 4, 4, 1, 1},      // 64 taps, the limit
+    {3, 3, 5, 3, 5, 1, 1, 1, 0, 0, 3, 0, 1, 1},      // rows of 3: a vector runs over several padding rows
+    {3, 3, 9, 4, 3, 3, 2, 2, 0, 1, 4, 1, 1, 1},      // the same at stride 2
 };
 
 struct operands {

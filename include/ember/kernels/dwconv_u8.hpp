@@ -49,10 +49,10 @@ namespace dwconv_u8_detail {
 // as fill_phase does for floats: element (i, j) = x[a + i*sh - pad_h][b + j*sw - pad_w] ^ flip, or
 // pad outside. Each row is whole vectors of W columns, its padding included: W bytes (stride 1)
 // or 2W (stride 2, the even ones kept as take_evens does) widened to floats, the lanes outside
-// the input's columns replaced by pad. What a vector writes past a row is overwritten by the next
-// row or lies in the slack; the padding rows are written on the slot's first plane (`first`) and
-// where a row of values may have run into them. A vector whose bytes would start before x or end
-// past it, and every vector of other strides, is filled lane by lane.
+// the input's columns replaced by pad. So what a vector writes past a row's end is padding (or
+// lanes the row's next vector overwrites), whichever rows it reaches: the padding rows and the
+// slack are written on the slot's first plane (`first`) only. A vector whose bytes would start
+// before x or end past it, and every vector of other strides, is filled lane by lane.
 template <class Arch>
 void fill_phase(const dwconv_f32_problem& p, const dwconv_detail::padded_layout& l, const std::uint8_t* x, std::int64_t base, std::int64_t total,
                 std::uint8_t flip, std::int64_t a, std::int64_t b, float pad, bool first, float* dst) noexcept {
@@ -72,17 +72,14 @@ void fill_phase(const dwconv_f32_problem& p, const dwconv_detail::padded_layout&
         return xsimd::select((column >= lo) & (column < hi), v, pad_v);
     };
     const auto widen = [&](const std::uint8_t* at) EMBER_DETAIL_INLINE { return xsimd::to_float(byte_lanes<Arch>::widen(at, false) ^ f); };
-    bool after_values = false;
     for (std::int64_t i = 0; i < l.hq; ++i) {
         float* row = dst + i * l.wq;
         const std::int64_t ih = a + i * p.stride_h - p.pad_h;
         if (ih < 0 || ih >= p.in_h || j0 == end) {
-            if (first || after_values)
+            if (first)
                 for (std::int64_t k = 0; k < l.wq; k += W) pad_v.store_unaligned(row + k);  // may run into the next row or the slack
-            after_values = false;
             continue;
         }
-        after_values = true;
         const std::int64_t src = base + ih * p.in_w + b - p.pad_w;  // x[src + j * sw] is column j's value
         for (std::int64_t k = 0; k < l.wq; k += W) {
             const std::int64_t at = src + k * sw;

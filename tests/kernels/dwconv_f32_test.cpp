@@ -23,29 +23,8 @@ using ember::kernels::dwconv_f32_problem;
 using ember::test::aligned_floats;
 using ember::test::random_floats;
 
-struct plane_case {
-    std::int64_t planes, channels, in_h, in_w, kh, kw, sh, sw, pad_top, pad_left, pad_bottom, pad_right, dh, dw;
-};
-
-// The problem's geometry: output extent from the padded input (pads on both sides).
-dwconv_f32_problem geometry(const plane_case& c) {
-    dwconv_f32_problem p;
-    p.planes = c.planes;
-    p.channels = c.channels;
-    p.in_h = c.in_h;
-    p.in_w = c.in_w;
-    p.kh = c.kh;
-    p.kw = c.kw;
-    p.stride_h = c.sh;
-    p.stride_w = c.sw;
-    p.pad_h = c.pad_top;
-    p.pad_w = c.pad_left;
-    p.dil_h = c.dh;
-    p.dil_w = c.dw;
-    p.out_h = (c.in_h + c.pad_top + c.pad_bottom - (c.kh - 1) * c.dh - 1) / c.sh + 1;
-    p.out_w = (c.in_w + c.pad_left + c.pad_right - (c.kw - 1) * c.dw - 1) / c.sw + 1;
-    return p;
-}
+using ember::test::plane_case;
+using ember::test::plane_geometry;
 
 // The oracle: taps outside the input are skipped; max pooling of no tap is -inf.
 std::vector<float> reference(const dwconv_f32_problem& p, bool max, const std::vector<float>& x, const std::vector<float>& w,
@@ -125,7 +104,7 @@ TEST_CASE("dwconv_f32: both paths of every table match the reference, with each 
     const activation_spec acts[] = {{activation::none}, {activation::clip, 0.0f, 6.0f}, {activation::hard_swish}, {activation::silu}};
     std::uint32_t seed = 1;
     for (const plane_case& pc : cases) {
-        const dwconv_f32_problem p = geometry(pc);
+        const dwconv_f32_problem p = plane_geometry(pc);
         const operands in = make_operands(p, seed);
         for (int variant = 0; variant < 4; ++variant) {
             const bool bias = variant != 0, res = variant >= 2;
@@ -150,7 +129,7 @@ TEST_CASE("dwconv_f32: both paths of every table match the reference, with each 
 TEST_CASE("maxpool_f32: both paths of every table give the reference's values") {
     std::uint32_t seed = 50;
     for (const plane_case& pc : cases) {
-        const dwconv_f32_problem p = geometry(pc);
+        const dwconv_f32_problem p = plane_geometry(pc);
         const operands in = make_operands(p, seed);
         const std::vector<float> expected = reference(p, true, in.x, in.w, nullptr, nullptr, {});
         for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables())
@@ -165,15 +144,15 @@ TEST_CASE("maxpool_f32: both paths of every table give the reference's values") 
 }
 
 TEST_CASE("dwconv_f32: the padded path only needs a workspace where it applies") {
-    CHECK(ember::kernels::dwconv_workspace_floats(geometry(cases[0])) > 0);
-    CHECK(ember::kernels::dwconv_workspace_floats(geometry(cases[11])) == 0);  // 81 taps
-    CHECK(ember::kernels::dwconv_workspace_floats(geometry({1, 1, 2000, 2000, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1})) == 0);  // plane too large
+    CHECK(ember::kernels::dwconv_workspace_floats(plane_geometry(cases[0])) > 0);
+    CHECK(ember::kernels::dwconv_workspace_floats(plane_geometry(cases[11])) == 0);  // 81 taps
+    CHECK(ember::kernels::dwconv_workspace_floats(plane_geometry({1, 1, 2000, 2000, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1})) == 0);  // plane too large
 }
 
 TEST_CASE("dwconv_f32: the same bits for any number of work slots and threads") {
     ember::thread_pool pool2(2), pool3(3);
     const ember::executor ex2 = pool2.as_executor(), ex3 = pool3.as_executor();
-    const dwconv_f32_problem base = geometry({37, 37, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1});
+    const dwconv_f32_problem base = plane_geometry({37, 37, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1});
     const operands in = make_operands(base, 9);
     dwconv_f32_problem p = base;
     p.act = {activation::hard_swish};

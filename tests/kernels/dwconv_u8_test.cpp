@@ -25,28 +25,8 @@ using ember::kernels::qgemm_epilogue;
 using ember::test::aligned_floats;
 using output = qgemm_epilogue::output;
 
-struct plane_case {
-    std::int64_t planes, channels, in_h, in_w, kh, kw, sh, sw, pad_top, pad_left, pad_bottom, pad_right, dh, dw;
-};
-
-dwconv_f32_problem geometry(const plane_case& c) {
-    dwconv_f32_problem p;
-    p.planes = c.planes;
-    p.channels = c.channels;
-    p.in_h = c.in_h;
-    p.in_w = c.in_w;
-    p.kh = c.kh;
-    p.kw = c.kw;
-    p.stride_h = c.sh;
-    p.stride_w = c.sw;
-    p.pad_h = c.pad_top;
-    p.pad_w = c.pad_left;
-    p.dil_h = c.dh;
-    p.dil_w = c.dw;
-    p.out_h = (c.in_h + c.pad_top + c.pad_bottom - (c.kh - 1) * c.dh - 1) / c.sh + 1;
-    p.out_w = (c.in_w + c.pad_left + c.pad_right - (c.kw - 1) * c.dw - 1) / c.sw + 1;
-    return p;
-}
+using ember::test::plane_case;
+using ember::test::plane_geometry;
 
 const plane_case cases[] = {
     {3, 3, 14, 14, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},    // MobileNet 14x14
@@ -178,7 +158,7 @@ const epilogue_case epilogues[] = {
 TEST_CASE("dwconv_u8: every table gives the integer reference's bits, for each output and input type") {
     std::uint32_t seed = 1;
     for (const plane_case& pc : cases) {
-        const dwconv_f32_problem geo = geometry(pc);
+        const dwconv_f32_problem geo = plane_geometry(pc);
         REQUIRE(ember::kernels::dwconv_u8_workspace_floats(geo) > 0);
         for (bool large : {false, true}) {
             const operands in = make_operands(geo, seed, large);
@@ -205,7 +185,7 @@ TEST_CASE("dwconv_u8: every table gives the integer reference's bits, for each o
 TEST_CASE("dwconv_u8: the same bytes for any number of work slots and threads") {
     ember::thread_pool pool2(2), pool3(3);
     const ember::executor ex2 = pool2.as_executor(), ex3 = pool3.as_executor();
-    const dwconv_f32_problem geo = geometry({37, 37, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1});
+    const dwconv_f32_problem geo = plane_geometry({37, 37, 28, 28, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1});
     const operands in = make_operands(geo, 9, false);
     for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
         CAPTURE(t->name);

@@ -41,6 +41,32 @@ inline double apply_activation(const kernels::activation_spec& a, double x) {
     return x;
 }
 
+/// A plane kernel's geometry (kernels/dwconv_f32.hpp, dwconv_u8.hpp): planes, channels, input,
+/// kernel, strides, pads (top, left, bottom, right), dilations.
+struct plane_case {
+    std::int64_t planes, channels, in_h, in_w, kh, kw, sh, sw, pad_top, pad_left, pad_bottom, pad_right, dh, dw;
+};
+
+/// The problem's geometry: output extent from the padded input (pads on both sides).
+inline kernels::dwconv_f32_problem plane_geometry(const plane_case& c) {
+    kernels::dwconv_f32_problem p;
+    p.planes = c.planes;
+    p.channels = c.channels;
+    p.in_h = c.in_h;
+    p.in_w = c.in_w;
+    p.kh = c.kh;
+    p.kw = c.kw;
+    p.stride_h = c.sh;
+    p.stride_w = c.sw;
+    p.pad_h = c.pad_top;
+    p.pad_w = c.pad_left;
+    p.dil_h = c.dh;
+    p.dil_w = c.dw;
+    p.out_h = (c.in_h + c.pad_top + c.pad_bottom - (c.kh - 1) * c.dh - 1) / c.sh + 1;
+    p.out_w = (c.in_w + c.pad_left + c.pad_right - (c.kw - 1) * c.dw - 1) / c.sw + 1;
+    return p;
+}
+
 inline std::string table_names() {
     std::string names;
     for (const simd::kernel_table* t : simd::available_kernel_tables()) names += (names.empty() ? "" : ", ") + std::string(t->name);

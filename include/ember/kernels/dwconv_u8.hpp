@@ -6,9 +6,10 @@
 // Each plane's bytes are widened to floats as the phase planes are filled (x ^ flip, exact), the
 // padding holds the zero point and the taps are the int8 weights as floats, so the same FMA loop
 // sums exactly what the integer convolution sums: every product and partial sum is an integer
-// below 64 taps * 255 * 128 < 2^24, which a float holds exactly whatever the order. The epilogue
-// reads each sum back as int32 (exact) in registers, adds the offset B[c] - x_zp * sum(w[c]) as
-// the GEMM path does, and stores bytes. A MobileNet's depthwise layers (3x3, 9 taps per output)
+// below 64 taps * 255 * 128 < 2^24, which a float holds exactly whatever the order. The offset
+// B[c] - x_zp * sum(w[c]) (as the GEMM path has it) is the sums' starting value where that keeps
+// them below 2^24 too (offset_in_sums), else it is added to the sum read back as int32; the
+// GEMM's epilogue (qgemm_row) then requantizes in registers and stores bytes. A MobileNet's depthwise layers (3x3, 9 taps per output)
 // are too shallow for the INT8 GEMM (nothing to amortise its packing over); on this path they
 // read and write bytes, a quarter of the FP32 kernel's traffic.
 #pragma once
@@ -20,9 +21,9 @@
 #include <xsimd/xsimd.hpp>
 
 #include "ember/config.hpp"
-#include "ember/kernels/dwconv_f32.hpp"
 #include "ember/kernels/activation.hpp"
 #include "ember/kernels/copy.hpp"
+#include "ember/kernels/dwconv_f32.hpp"
 #include "ember/kernels/gemm_u8s8.hpp"
 #include "ember/runtime/executor.hpp"
 

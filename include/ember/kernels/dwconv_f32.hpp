@@ -24,6 +24,7 @@
 #include "ember/config.hpp"
 #include "ember/kernels/activation.hpp"
 #include "ember/kernels/copy.hpp"
+#include "ember/kernels/unroll.hpp"
 #include "ember/runtime/executor.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -224,13 +225,11 @@ void fill_phase(const dwconv_f32_problem& p, const padded_layout& l, const float
 /// Where the padded path's flattened output starts in a slot's workspace.
 inline float* flat_of(const padded_layout& l, float* ws) noexcept { return ws + l.phases * l.phase_floats; }
 
-// The loop of sum_taps over `taps` taps (Taps > 0: that many, known at compile time, so that
-// the loop unrolls and each tap's weight stays in a register).
-template <class Arch, bool Max, std::int64_t Taps, class Store>
-void sum_taps_loop(std::int64_t taps, const float* const* tap_at, const float* tap_w, std::int64_t n, float init, const Store& store) noexcept {
+// The loop of sum_taps over `taps` taps, known at run time.
+template <class Arch, bool Max, class Store>
+void sum_taps_loop(std::int64_t taps, const float* const* tap_at, const float* tap_w, std::int64_t n, float init, Store store) noexcept {
     using B = xsimd::batch<float, Arch>;
     constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
-    if constexpr (Taps > 0) taps = Taps;
     const B start(init);
     for (std::int64_t o = 0; o < n; o += 4 * W) {  // the last step may run past n, into the slack
         B acc0 = start, acc1 = start, acc2 = start, acc3 = start;
@@ -256,13 +255,43 @@ void sum_taps_loop(std::int64_t taps, const float* const* tap_at, const float* t
     }
 }
 
+// The same for Taps taps known at compile time (3x3 windows): the tap loop unrolled (at -O2 too)
+// with the weights in registers, and each vector summed in two chains, the even taps and the odd
+// ones, added at the end: eight chains in flight, as many as two FMA ports with a latency of four
+// keep busy (four chains of nine dependent FMAs left half the issue slots empty).
+template <class Arch, bool Max, std::size_t Taps, class Store>
+void sum_taps_fixed(const float* const* tap_at, const float* tap_w, std::int64_t n, float init, Store store) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    const float* at[Taps];
+    B wt[Taps];
+    static_for<Taps>([&](auto t) EMBER_DETAIL_INLINE {
+        at[t] = tap_at[t];
+        wt[t] = B(tap_w[t]);
+    });
+    const B start(init), zero(Max ? init : 0.0f);
+    for (std::int64_t o = 0; o < n; o += 4 * W) {  // the last step may run past n, into the slack
+        B even[4] = {start, start, start, start}, odd[4] = {zero, zero, zero, zero};
+        static_for<Taps>([&](auto t) EMBER_DETAIL_INLINE {
+            B* acc = t % 2 == 0 ? even : odd;
+            static_for<4>([&](auto v) EMBER_DETAIL_INLINE {
+                const B x = B::load_unaligned(at[t] + o + static_cast<std::int64_t>(v) * W);
+                acc[v] = Max ? xsimd::max(acc[v], x) : xsimd::fma(x, wt[t], acc[v]);
+            });
+        });
+        static_for<4>([&](auto v) EMBER_DETAIL_INLINE {
+            store(Max ? xsimd::max(even[v], odd[v]) : even[v] + odd[v], o + static_cast<std::int64_t>(v) * W);
+        });
+    }
+}
+
 // The padded path's sums for channel c over the phase planes in the slot's workspace ws (layout
 // l, filled): calls store(v, o) with v = init + the sum over the taps of w[tap] * x (Max: the
 // largest x, init -inf) for the flattened outputs o, o + 1, ... (a vector; o = oh * wq + ow). The
 // last vectors run past out_h * wq by up to 4 vectors, which the layout's slack covers. 3x3
 // windows (MobileNet's depthwise convolutions, most pools) take an unrolled loop.
 template <class Arch, bool Max, class Store>
-void sum_taps(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t c, float* ws, float init, const Store& store) noexcept {
+void sum_taps(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t c, float* ws, float init, Store store) noexcept {
     static_assert(4 * static_cast<std::int64_t>(xsimd::batch<float, Arch>::size) <= padded_slack, "the slack covers a 4-vector step");
     // the taps: where each starts in the phase planes, and its weight
     const float* tap_at[padded_max_taps];
@@ -274,9 +303,9 @@ void sum_taps(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t 
     }
     const std::int64_t n = p.out_h * l.wq;
     if (taps == 9)
-        sum_taps_loop<Arch, Max, 9>(taps, tap_at, tap_w, n, init, store);
+        sum_taps_fixed<Arch, Max, 9>(tap_at, tap_w, n, init, store);
     else
-        sum_taps_loop<Arch, Max, 0>(taps, tap_at, tap_w, n, init, store);
+        sum_taps_loop<Arch, Max>(taps, tap_at, tap_w, n, init, store);
 }
 
 // One plane on the padded path, in the slot's workspace ws (layout l); first: the slot's first
@@ -293,8 +322,9 @@ void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int6
     const float* res = p.residual ? p.residual + index * p.out_h * p.out_w : nullptr;
     const float init = Max ? pad : p.bias ? p.bias[c] : 0.0f;
     float* flat = flat_of(l, ws);
-    // flat is workspace in the arena, aligned only to plan::arena_alignment(): unaligned stores
-    const auto store = [&](const B& v, std::int64_t o) {
+    // flat is workspace in the arena, aligned only to plan::arena_alignment(): unaligned stores.
+    // By value, like the store's captures: sum_taps takes it by value and calls it out of line
+    const auto store = [=](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {  // flat, res, act (the last two unused by Max)
         if constexpr (Max) v.store_unaligned(flat + o);
         else (res ? v : act(v)).store_unaligned(flat + o);
     };

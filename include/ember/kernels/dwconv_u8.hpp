@@ -48,60 +48,40 @@ namespace dwconv_u8_detail {
 
 // Fills phase plane (a, b) of the plane that starts `base` bytes into the input x (`total` bytes),
 // as fill_phase does for floats: element (i, j) = x[a + i*sh - pad_h][b + j*sw - pad_w] ^ flip, or
-// pad outside. Each row is whole vectors of W columns, its padding included: W bytes (stride 1)
-// or 2W (stride 2, the even ones kept as take_evens does) widened to floats, the lanes outside
-// the input's columns replaced by pad. So what a vector writes past a row's end is padding (or
-// lanes the row's next vector overwrites), whichever rows it reaches: the padding rows and the
-// slack are written on the slot's first plane (`first`) only. A vector whose bytes would start
-// before x or end past it, and every vector of other strides, is filled lane by lane.
+// pad outside. The padding rows, each row's padding columns and the slack are written on the
+// slot's first plane (`first`) only; after that a row is its run of values, W at a time (W bytes
+// for stride 1, 2W for stride 2 whose even ones widen_evens keeps), the last vector writing past
+// the run, and then a vector of padding from the run's end over what that vector wrote past it
+// (into the slack, after the last row): the next rows are filled after, so nothing else is lost. No
+// per-lane select: a row of 14 or 28 values is one or two vectors and the padding store. A vector whose
+// bytes would end past x, and the rows of other strides, are filled lane by lane.
 template <class Arch>
 void fill_phase(const dwconv_f32_problem& p, const dwconv_detail::padded_layout& l, const std::uint8_t* x, std::int64_t base, std::int64_t total,
                 std::uint8_t flip, std::int64_t a, std::int64_t b, float pad, bool first, float* dst) noexcept {
     using F = xsimd::batch<float, Arch>;
     using I = xsimd::batch<std::int32_t, Arch>;
     constexpr std::int64_t W = static_cast<std::int64_t>(F::size);
-    const std::int64_t j0 = l.col_begin[b], end = l.col_end[b], sw = p.stride_w;
-    const F pad_v(pad), lo(static_cast<float>(j0)), hi(static_cast<float>(end));
-    alignas(64) float lane_index[64];
-    for (std::int64_t t = 0; t < W; ++t) lane_index[t] = static_cast<float>(t);
-    const F lanes = F::load_aligned(lane_index);
+    const std::int64_t j0 = l.col_begin[b], end = l.col_end[b], sw = p.stride_w, wq = l.wq;
+    const F pad_v(pad);
     const I f(flip);
-    // the vector of columns [k, k + W): values where inside [j0, end), else pad
-    const auto inside = [&](F v, std::int64_t k) EMBER_DETAIL_INLINE {
-        if (k >= j0 && k + W <= end) return v;
-        const F column = lanes + F(static_cast<float>(k));
-        return xsimd::select((column >= lo) & (column < hi), v, pad_v);
-    };
-    const auto widen = [&](const std::uint8_t* at) EMBER_DETAIL_INLINE { return xsimd::to_float(byte_lanes<Arch>::widen(at, false) ^ f); };
-    for (std::int64_t i = 0; i < l.hq; ++i) {
-        float* row = dst + i * l.wq;
-        const std::int64_t ih = a + i * p.stride_h - p.pad_h;
-        if (ih < 0 || ih >= p.in_h || j0 == end) {
-            if (first)
-                for (std::int64_t k = 0; k < l.wq; k += W) pad_v.store_unaligned(row + k);  // may run into the next row or the slack
-            continue;
-        }
-        const std::int64_t src = base + ih * p.in_w + b - p.pad_w;  // x[src + j * sw] is column j's value
-        for (std::int64_t k = 0; k < l.wq; k += W) {
-            const std::int64_t at = src + k * sw;
-            if constexpr (byte_lanes<Arch>::available) {
-                if (sw == 1 && at >= 0 && at + W <= total) {
-                    inside(widen(x + at), k).store_unaligned(row + k);
-                    continue;
-                }
-                if (sw == 2 && at >= 0 && at + 2 * W <= total) {
-                    constexpr auto order = xsimd::make_batch_constant<xsimd::batch<std::uint32_t, Arch>, evens_first>();
-                    inside(xsimd::swizzle(widen(x + at), order), k).store_unaligned(row + k);  // columns k .. k + W/2
-                    inside(xsimd::swizzle(widen(x + at + W), order), k + W / 2).store_unaligned(row + k + W / 2);
-                    continue;
-                }
-            }
-            const std::int64_t stop = k + W < l.wq ? k + W : l.wq;
-            for (std::int64_t j = k; j < stop; ++j) row[j] = j >= j0 && j < end ? static_cast<float>(x[src + j * sw] ^ flip) : pad;
-        }
-    }
     if (first)
-        for (std::int64_t j = l.hq * l.wq; j < l.phase_floats; ++j) dst[j] = pad;
+        for (std::int64_t k = 0; k < l.phase_floats; k += W) pad_v.store_unaligned(dst + k);
+    if (j0 == end) return;
+    for (std::int64_t i = 0; i < l.hq; ++i) {
+        const std::int64_t ih = a + i * p.stride_h - p.pad_h;
+        if (ih < 0 || ih >= p.in_h) continue;
+        float* run = dst + i * wq + j0;
+        const std::int64_t n = end - j0, src = base + ih * p.in_w + b - p.pad_w + j0 * sw;  // x[src + j * sw]: the run's value j
+        std::int64_t j = 0;
+        if constexpr (byte_lanes<Arch>::available) {
+            if (sw == 1)
+                for (; j < n && src + j + W <= total; j += W) xsimd::to_float(byte_lanes<Arch>::widen(x + src + j, false) ^ f).store_unaligned(run + j);
+            else if (sw == 2)
+                for (; j < n && src + 2 * (j + W) <= total; j += W) xsimd::to_float(byte_lanes<Arch>::widen_evens(x + src + 2 * j) ^ f).store_unaligned(run + j);
+        }
+        for (; j < n; ++j) run[j] = static_cast<float>(x[src + j * sw] ^ flip);
+        pad_v.store_unaligned(run + n);
+    }
 }
 
 template <class Arch>
@@ -119,13 +99,16 @@ void plane(const dwconv_u8_problem& p, const dwconv_detail::padded_layout& l, st
     const qgemm_row<Arch> r(post, c);
     const std::int64_t at = index * post.rs;
     const float init = p.offset_in_sums ? static_cast<float>(post.offset[c]) : 0.0f;
-    // the exact sum with the offset in, as a float
-    const auto total = [&](const B& v) EMBER_DETAIL_INLINE { return p.offset_in_sums ? v : xsimd::to_float(xsimd::to_int(v) + r.offset); };
+    // the exact sum with the offset in, as a float. The stores below capture what they use by
+    // value: sum_taps calls them out of line, where a byte store through a reference's target
+    // would make every captured value a reload (uint8_t may alias anything)
+    const bool in_sums = p.offset_in_sums;
+    const auto total = [r, in_sums](const B& v) EMBER_DETAIL_INLINE { return in_sums ? v : xsimd::to_float(xsimd::to_int(v) + r.offset); };
     switch (post.out) {
     case qgemm_epilogue::output::uint8:
     case qgemm_epilogue::output::int8: {
         auto* bytes = reinterpret_cast<std::uint8_t*>(flat);
-        const auto store = [&](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
+        const auto store = [r, total, bytes](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
             const I q = r.narrow_sum(total(v));
             if constexpr (byte_lanes<Arch>::available) {
                 byte_lanes<Arch>::store_low(q, bytes + o);
@@ -142,9 +125,9 @@ void plane(const dwconv_u8_problem& p, const dwconv_detail::padded_layout& l, st
     }
     case qgemm_epilogue::output::int32: {
         auto* words = reinterpret_cast<std::int32_t*>(flat);
-        const auto store = [&](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
+        const auto store = [r, in_sums, words](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
             const I sum = xsimd::to_int(v);  // exact; the offset added as int32 where it is not in already
-            (p.offset_in_sums ? sum : r.wide(sum)).store_unaligned(words + o);
+            (in_sums ? sum : r.wide(sum)).store_unaligned(words + o);
         };
         dwconv_detail::sum_taps<Arch, false>(g, l, c, ws, init, store);
         auto* y = static_cast<std::int32_t*>(post.c) + at;
@@ -153,7 +136,7 @@ void plane(const dwconv_u8_problem& p, const dwconv_detail::padded_layout& l, st
     }
     case qgemm_epilogue::output::float32: {
         const float* z = post.residual ? post.residual + at : nullptr;
-        const auto store = [&](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
+        const auto store = [r, total, z, flat](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {
             const B y = total(v) * r.scale;
             (z ? y : r.clamp(y)).store_unaligned(flat + o);
         };

@@ -26,6 +26,7 @@
 #include "ember/config.hpp"
 #include "ember/kernels/activation.hpp"
 #include "ember/kernels/copy.hpp"
+#include "ember/kernels/unroll.hpp"
 #include "ember/runtime/executor.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -105,23 +106,6 @@ constexpr std::int64_t packed_b_floats(std::int64_t k, std::int64_t n) noexcept 
 }
 
 namespace gemm_detail {
-
-// The micro-kernel's loops over its register tile, unrolled at compile time: every lambda and
-// the loop itself must inline, or the accumulators leave the registers.
-#if defined(__GNUC__) || defined(__clang__)
-#define EMBER_DETAIL_INLINE __attribute__((always_inline))
-#else
-#define EMBER_DETAIL_INLINE
-#endif
-
-template <class F, std::size_t... I>
-EMBER_DETAIL_INLINE inline void static_for_impl(F&& f, std::index_sequence<I...>) noexcept {
-    (f(std::integral_constant<std::size_t, I>{}), ...);
-}
-template <std::size_t N, class F>
-EMBER_DETAIL_INLINE inline void static_for(F&& f) noexcept {
-    static_for_impl(std::forward<F>(f), std::make_index_sequence<N>{});
-}
 
 template <class Arch>
 EMBER_DETAIL_INLINE inline xsimd::batch<float, Arch> madd(xsimd::batch<float, Arch> a, xsimd::batch<float, Arch> b, xsimd::batch<float, Arch> c) noexcept {

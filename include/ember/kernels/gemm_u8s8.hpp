@@ -43,7 +43,8 @@
 #include <xsimd/xsimd.hpp>
 
 #include "ember/config.hpp"
-#include "ember/kernels/gemm_f32.hpp"  // static_for, EMBER_DETAIL_INLINE
+#include "ember/kernels/gemm_f32.hpp"
+#include "ember/kernels/unroll.hpp"
 #include "ember/kernels/narrow.hpp"
 #include "ember/runtime/executor.hpp"
 
@@ -367,20 +368,20 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
     using F = xsimd::batch<float, Arch>;
     constexpr int MR = D::mr, NV = D::nv, W = static_cast<int>(I::size), NR = NV * W;
     I acc[MR][NV];
-    gemm_detail::static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
-        gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { acc[i][v] = I(0); });
+    static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
+        static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { acc[i][v] = I(0); });
     });
     for (std::int64_t kk = 0; kk < kg; ++kk) {
         I xv[NV];
-        gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { xv[v] = I::load_unaligned(x + kk * NR + v * W); });
-        gemm_detail::static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
+        static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { xv[v] = I::load_unaligned(x + kk * NR + v * W); });
+        static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
             const I wi(w[kk * MR + i]);
-            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { acc[i][v] = D::dot(acc[i][v], xv[v], wi); });
+            static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { acc[i][v] = D::dot(acc[i][v], xv[v], wi); });
         });
     }
     alignas(64) std::int32_t tile[NR];
     const bool eight_bit = post.out == qgemm_epilogue::output::uint8 || post.out == qgemm_epilogue::output::int8;
-    gemm_detail::static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
+    static_for<MR>([&](auto i) EMBER_DETAIL_INLINE {
         if (static_cast<std::int64_t>(i) >= rows) return;
         const std::int64_t row = i0 + static_cast<std::int64_t>(i);
         const qgemm_row<Arch> r(post, row);
@@ -389,7 +390,7 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
             float* c = static_cast<float*>(post.c) + at;
             const float* z = post.residual ? post.residual + at : nullptr;
             if (nr == NR && post.cs == 1) {  // the common case: whole vectors, straight to C
-                gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
+                static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
                     F y = r.real(acc[i][v]);
                     if (z) y += F::load_unaligned(z + v * W);
                     r.clamp(y).store_unaligned(c + v * W);
@@ -397,7 +398,7 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
                 return;
             }
             alignas(64) float ftile[NR];
-            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { r.real(acc[i][v]).store_aligned(ftile + v * W); });
+            static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { r.real(acc[i][v]).store_aligned(ftile + v * W); });
             for (std::int64_t j = 0; j < nr; ++j) {
                 float y = ftile[j];
                 if (z) y += z[j * post.cs];
@@ -410,7 +411,7 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
             bool direct = false;
             if constexpr (byte_lanes<Arch>::available) direct = nr == NR && post.cs == 1;
             auto* c = static_cast<std::uint8_t*>(post.c) + row * post.rs + j0;
-            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
+            static_for<NV>([&](auto v) EMBER_DETAIL_INLINE {
                 const I q = r.narrow(acc[i][v]);
                 if constexpr (byte_lanes<Arch>::available)
                     if (direct) return byte_lanes<Arch>::store_low(q, c + v * W);
@@ -418,7 +419,7 @@ void micro(std::int64_t kg, const std::int32_t* EMBER_RESTRICT w, const std::int
             });
             if (direct) return;
         } else {
-            gemm_detail::static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { r.wide(acc[i][v]).store_aligned(tile + v * W); });
+            static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { r.wide(acc[i][v]).store_aligned(tile + v * W); });
         }
         const std::int64_t at = row * post.rs + j0 * post.cs;
         switch (post.out) {

@@ -4,7 +4,10 @@
 //   byte_lanes<Arch>::store_low(v, out)     out[t] = the low byte of lane t. The 8-bit outputs of
 //       QuantizeLinear and of the INT8 GEMM's epilogue, whose lanes are already clamped to the
 //       byte type's range (int8 as its two's complement), so the truncation is exact;
-//   byte_lanes<Arch>::widen(in, is_signed)  lane t = in[t] as uint8, or as int8 (DequantizeLinear).
+//   byte_lanes<Arch>::widen(in, is_signed)  lane t = in[t] as uint8, or as int8 (DequantizeLinear);
+//   byte_lanes<Arch>::widen_evens(in)       lane t = in[2 t] as uint8, reading in[0, 2 W): the
+//       stride-2 rows of the INT8 depthwise kernel (the pairs of bytes as uint16 lanes, the high
+//       byte masked off).
 // Each specialisation belongs to its own arch, and nothing here is a plain inline function
 // (STYLE.md 4.7).
 #pragma once
@@ -15,7 +18,7 @@
 #include <xsimd/xsimd.hpp>
 
 #include "ember/config.hpp"
-#include "ember/kernels/gemm_f32.hpp"  // EMBER_DETAIL_INLINE
+#include "ember/kernels/unroll.hpp"  // EMBER_DETAIL_INLINE
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -46,6 +49,10 @@ struct byte_lanes<xsimd::sse2> {
         if (is_signed) return _mm_srai_epi32(_mm_unpacklo_epi16(z, _mm_unpacklo_epi8(z, b)), 24);  // byte in the top, shifted down
         return _mm_unpacklo_epi16(_mm_unpacklo_epi8(b, z), z);
     }
+    static EMBER_DETAIL_INLINE xsimd::batch<std::int32_t, xsimd::sse2> widen_evens(const std::uint8_t* in) noexcept {
+        const __m128i pairs = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in));
+        return _mm_and_si128(_mm_unpacklo_epi16(pairs, _mm_setzero_si128()), _mm_set1_epi32(0xff));
+    }
 };
 #endif
 #if defined(__AVX2__) && defined(__FMA__)
@@ -63,6 +70,10 @@ struct byte_lanes<xsimd::fma3<xsimd::avx2>> {
         const __m128i b = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(in));
         return is_signed ? _mm256_cvtepi8_epi32(b) : _mm256_cvtepu8_epi32(b);
     }
+    static EMBER_DETAIL_INLINE xsimd::batch<std::int32_t, xsimd::fma3<xsimd::avx2>> widen_evens(const std::uint8_t* in) noexcept {
+        const __m256i pairs = _mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(in)));
+        return _mm256_and_si256(pairs, _mm256_set1_epi32(0xff));
+    }
 };
 #endif
 #if defined(__AVX512F__)
@@ -75,6 +86,10 @@ struct byte_lanes<xsimd::avx512f> {
     static EMBER_DETAIL_INLINE xsimd::batch<std::int32_t, xsimd::avx512f> widen(const std::uint8_t* in, bool is_signed) noexcept {
         const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in));
         return is_signed ? _mm512_cvtepi8_epi32(b) : _mm512_cvtepu8_epi32(b);
+    }
+    static EMBER_DETAIL_INLINE xsimd::batch<std::int32_t, xsimd::avx512f> widen_evens(const std::uint8_t* in) noexcept {
+        const __m512i pairs = _mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(in)));
+        return _mm512_and_si512(pairs, _mm512_set1_epi32(0xff));
     }
 };
 #endif
@@ -93,6 +108,10 @@ struct byte_lanes<xsimd::neon64> {
         const uint8x8_t b = vreinterpret_u8_u32(vdup_n_u32(word));
         if (is_signed) return vmovl_s16(vget_low_s16(vmovl_s8(vreinterpret_s8_u8(b))));
         return vreinterpretq_s32_u32(vmovl_u16(vget_low_u16(vmovl_u8(b))));
+    }
+    static EMBER_DETAIL_INLINE xsimd::batch<std::int32_t, xsimd::neon64> widen_evens(const std::uint8_t* in) noexcept {
+        const uint8x8_t pairs = vld1_u8(in);  // four (even, odd) pairs; the even bytes are the low halves
+        return vreinterpretq_s32_u32(vmovl_u16(vand_u16(vreinterpret_u16_u8(pairs), vdup_n_u16(0xff))));
     }
 };
 #endif

@@ -56,7 +56,10 @@ EMBER_NAMESPACE_BEGIN
 namespace kernels {
 
 // Besides the dot product, each ISA moves 16 bytes at a time when X is packed: fill16 (o[t] = v),
-// copy16 (o[t] = s[t] ^ flip) and copy16_stride2 (o[t] = s[2 t] ^ flip, reading s[0, 32)). Raw
+// copy16 (o[t] = s[t] ^ flip) and copy16_stride2 (o[t] = s[2 t] ^ flip, reading s[0, 32)); and
+// interleave8<G>(d, s, j, flip) makes the packed words of columns j .. j + 7 from those bytes of
+// each of G rows s[0..G) (^ flip): G = 4, the rows' bytes in order (VNNI's words); G = 2, the two bytes
+// zero-extended to int16 halves (pmaddwd's). Raw
 // intrinsics, not 128-bit xsimd batches: those would instantiate xsimd's SSE2 functions in the
 // AVX translation units too, the ODR hazard of STYLE.md 4.7; for the same reason the x86 ones
 // are a base templated on the arch that inherits them, one copy per ISA.
@@ -75,6 +78,24 @@ struct u8s8_x86_bytes {
         const __m128i a = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s)), even);
         const __m128i b = _mm_and_si128(_mm_loadu_si128(reinterpret_cast<const __m128i*>(s + 16)), even);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(o), _mm_xor_si128(_mm_packus_epi16(a, b), _mm_set1_epi8(static_cast<char>(flip))));
+    }
+    template <int G>
+    static EMBER_DETAIL_INLINE void interleave8(std::int32_t* d, const std::uint8_t* const* s, std::int64_t j, std::uint8_t flip) noexcept {
+        const __m128i f = _mm_set1_epi8(static_cast<char>(flip));
+        const auto row = [&](int g) EMBER_DETAIL_INLINE { return _mm_xor_si128(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(s[g] + j)), f); };
+        __m128i lo, hi;
+        if constexpr (G == 4) {
+            const __m128i ab = _mm_unpacklo_epi8(row(0), row(1)), cd = _mm_unpacklo_epi8(row(2), row(3));  // a0 b0 a1 b1 ..., c0 d0 ...
+            lo = _mm_unpacklo_epi16(ab, cd);
+            hi = _mm_unpackhi_epi16(ab, cd);
+        } else {
+            const __m128i z = _mm_setzero_si128();
+            const __m128i a = _mm_unpacklo_epi8(row(0), z), b = _mm_unpacklo_epi8(row(1), z);  // as uint16
+            lo = _mm_unpacklo_epi16(a, b);
+            hi = _mm_unpackhi_epi16(a, b);
+        }
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d), lo);
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(d + 4), hi);
     }
 };
 #endif
@@ -134,6 +155,15 @@ struct u8s8_dot<xsimd::neon64> {
     }
     static EMBER_DETAIL_INLINE void copy16_stride2(std::uint8_t* o, const std::uint8_t* s, std::uint8_t flip) noexcept {
         vst1q_u8(o, veorq_u8(vuzp1q_u8(vld1q_u8(s), vld1q_u8(s + 16)), vdupq_n_u8(flip)));
+    }
+    template <int G>
+    static EMBER_DETAIL_INLINE void interleave8(std::int32_t* d, const std::uint8_t* const* s, std::int64_t j, std::uint8_t flip) noexcept {
+        static_assert(G == 2, "NEON's words are pairs");
+        const uint8x8_t f = vdup_n_u8(flip);
+        uint16x8x2_t halves;  // vst2 interleaves them: word t = (a[t], b[t]) as int16
+        halves.val[0] = vmovl_u8(veor_u8(vld1_u8(s[0] + j), f));
+        halves.val[1] = vmovl_u8(veor_u8(vld1_u8(s[1] + j), f));
+        vst2q_u16(reinterpret_cast<std::uint16_t*>(d), halves);
     }
     static constexpr std::string_view name = "neon (smull)";
 };
@@ -310,7 +340,8 @@ void gather_row(const gemm_u8s8_problem& pr, const conv_run* runs, int run_count
 }
 
 // Packs columns [j0, j0 + nr) of X into one NR-wide panel of words, dst[kk * NR + j]: `group`
-// rows gathered as bytes, then interleaved into words (the loop vectorises).
+// rows gathered as bytes, then interleaved into words (the loop vectorises); a whole panel of a
+// plain matrix is interleaved straight from X's rows (interleave8).
 template <class Arch>
 void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr, std::int32_t* dst) noexcept {
     using BL = u8s8_blocking<Arch>;
@@ -329,11 +360,22 @@ void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr,
     } else if (pr.k > 0) {
         end = pr.x + (pr.k - 1) * pr.x_rs + (pr.n - 1) * pr.x_cs + 1;
     }
+    const std::int64_t kg = (pr.k + G - 1) / G;
+    if (!pr.conv && pr.x_cs == 1 && j0 + NR <= pr.n) {
+        // a whole panel of a plain matrix (a 1x1 convolution's input): the words straight from
+        // X's rows, 8 columns at a time; rows past k read zeros (their weights are zero)
+        static constexpr std::uint8_t zeros[NR] = {};
+        for (std::int64_t kk = 0; kk < kg; ++kk) {
+            const std::uint8_t* rows[G];
+            for (int g = 0; g < G; ++g) rows[g] = kk * G + g < pr.k ? pr.x + (kk * G + g) * pr.x_rs + j0 : zeros;
+            for (int j = 0; j < NR; j += 8) BL::D::template interleave8<G>(dst + kk * NR + j, rows, j, pr.x_flip);
+        }
+        return;
+    }
     // room for copy_run's last 16 bytes past nr; columns past nr are never stored, so whatever
     // lands there is harmless
     constexpr int ROW = (NR + 16 + 63) / 64 * 64;
     alignas(64) std::uint8_t rows[G][ROW] = {};
-    const std::int64_t kg = (pr.k + G - 1) / G;
     std::int64_t c = 0, r = 0, q = 0;  // the convolution tap of row p
     for (std::int64_t kk = 0; kk < kg; ++kk) {
         for (int g = 0; g < G; ++g) {

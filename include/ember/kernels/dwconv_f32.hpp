@@ -260,7 +260,7 @@ void sum_taps_loop(std::int64_t taps, const float* const* tap_at, const float* t
 // ones, added at the end: eight chains in flight, as many as two FMA ports with a latency of four
 // keep busy (four chains of nine dependent FMAs left half the issue slots empty).
 template <class Arch, bool Max, std::size_t Taps, class Store>
-void sum_taps_fixed(const float* const* tap_at, const float* tap_w, std::int64_t n, float init, Store store) noexcept {
+EMBER_DETAIL_INLINE inline void sum_taps_fixed(const float* const* tap_at, const float* tap_w, std::int64_t n, float init, Store store) noexcept {
     using B = xsimd::batch<float, Arch>;
     constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
     const float* at[Taps];
@@ -289,9 +289,11 @@ void sum_taps_fixed(const float* const* tap_at, const float* tap_w, std::int64_t
 // l, filled): calls store(v, o) with v = init + the sum over the taps of w[tap] * x (Max: the
 // largest x, init -inf) for the flattened outputs o, o + 1, ... (a vector; o = oh * wq + ow). The
 // last vectors run past out_h * wq by up to 4 vectors, which the layout's slack covers. 3x3
-// windows (MobileNet's depthwise convolutions, most pools) take an unrolled loop.
+// windows (MobileNet's depthwise convolutions, most pools) take an unrolled loop. Inlined into
+// the plane, with the store: a call per plane cost a copy of the store's captures (the INT8
+// epilogue's constants) and a stalled store-to-load forward, per plane of 7 x 7 outputs.
 template <class Arch, bool Max, class Store>
-void sum_taps(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t c, float* ws, float init, Store store) noexcept {
+EMBER_DETAIL_INLINE inline void sum_taps(const dwconv_f32_problem& p, const padded_layout& l, std::int64_t c, float* ws, float init, Store store) noexcept {
     static_assert(4 * static_cast<std::int64_t>(xsimd::batch<float, Arch>::size) <= padded_slack, "the slack covers a 4-vector step");
     // the taps: where each starts in the phase planes, and its weight
     const float* tap_at[padded_max_taps];

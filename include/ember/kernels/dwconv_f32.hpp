@@ -325,7 +325,8 @@ void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int6
     const float init = Max ? pad : p.bias ? p.bias[c] : 0.0f;
     float* flat = flat_of(l, ws);
     // flat is workspace in the arena, aligned only to plan::arena_alignment(): unaligned stores.
-    // By value, like the store's captures: sum_taps takes it by value and calls it out of line
+    // Captures by value, as the INT8 kernel's stores do (a store through a captured reference
+    // may alias what it captured, which then reloads per vector)
     const auto store = [=](const B& v, std::int64_t o) EMBER_DETAIL_INLINE {  // flat, res, act (the last two unused by Max)
         if constexpr (Max) v.store_unaligned(flat + o);
         else (res ? v : act(v)).store_unaligned(flat + o);

@@ -100,8 +100,8 @@ void plane(const dwconv_u8_problem& p, const dwconv_detail::padded_layout& l, st
     const std::int64_t at = index * post.rs;
     const float init = p.offset_in_sums ? static_cast<float>(post.offset[c]) : 0.0f;
     // the exact sum with the offset in, as a float. The stores below capture what they use by
-    // value: sum_taps calls them out of line, where a byte store through a reference's target
-    // would make every captured value a reload (uint8_t may alias anything)
+    // value: after a byte store through a captured reference (p's fields, say), every value read
+    // through one would be reloaded (uint8_t may alias anything)
     const bool in_sums = p.offset_in_sums;
     const auto total = [r, in_sums](const B& v) EMBER_DETAIL_INLINE { return in_sums ? v : xsimd::to_float(xsimd::to_int(v) + r.offset); };
     switch (post.out) {

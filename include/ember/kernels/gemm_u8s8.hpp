@@ -43,7 +43,6 @@
 #include <xsimd/xsimd.hpp>
 
 #include "ember/config.hpp"
-#include "ember/kernels/gemm_f32.hpp"
 #include "ember/kernels/unroll.hpp"
 #include "ember/kernels/narrow.hpp"
 #include "ember/runtime/executor.hpp"
@@ -346,6 +345,18 @@ template <class Arch>
 void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr, std::int32_t* dst) noexcept {
     using BL = u8s8_blocking<Arch>;
     constexpr int G = BL::group, NR = BL::nr;
+    const std::int64_t kg = (pr.k + G - 1) / G;
+    if (!pr.conv && pr.x_cs == 1 && j0 + NR <= pr.n) {
+        // a whole panel of a plain matrix (a 1x1 convolution's input): the words straight from
+        // X's rows, 8 columns at a time; rows past k read zeros (their weights are zero)
+        static constexpr std::uint8_t zeros[NR] = {};
+        for (std::int64_t kk = 0; kk < kg; ++kk) {
+            const std::uint8_t* rows[G];
+            for (int g = 0; g < G; ++g) rows[g] = kk * G + g < pr.k ? pr.x + (kk * G + g) * pr.x_rs + j0 : zeros;
+            for (int j = 0; j < NR; j += 8) BL::D::template interleave8<G>(dst + kk * NR + j, rows, j, pr.x_flip);
+        }
+        return;
+    }
     conv_run runs[NR];
     int run_count = 0;
     const std::uint8_t* end = nullptr;  // one past the last byte of X
@@ -359,18 +370,6 @@ void pack_x_panel(const gemm_u8s8_problem& pr, std::int64_t j0, std::int64_t nr,
         end = s.x + pr.k / (s.kh * s.kw) * s.in_h * s.in_w;
     } else if (pr.k > 0) {
         end = pr.x + (pr.k - 1) * pr.x_rs + (pr.n - 1) * pr.x_cs + 1;
-    }
-    const std::int64_t kg = (pr.k + G - 1) / G;
-    if (!pr.conv && pr.x_cs == 1 && j0 + NR <= pr.n) {
-        // a whole panel of a plain matrix (a 1x1 convolution's input): the words straight from
-        // X's rows, 8 columns at a time; rows past k read zeros (their weights are zero)
-        static constexpr std::uint8_t zeros[NR] = {};
-        for (std::int64_t kk = 0; kk < kg; ++kk) {
-            const std::uint8_t* rows[G];
-            for (int g = 0; g < G; ++g) rows[g] = kk * G + g < pr.k ? pr.x + (kk * G + g) * pr.x_rs + j0 : zeros;
-            for (int j = 0; j < NR; j += 8) BL::D::template interleave8<G>(dst + kk * NR + j, rows, j, pr.x_flip);
-        }
-        return;
     }
     // room for copy_run's last 16 bytes past nr; columns past nr are never stored, so whatever
     // lands there is harmless

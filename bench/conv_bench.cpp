@@ -122,6 +122,11 @@ BENCHMARK_CAPTURE(BM_conv_f32, r50_64x56x56_1x1_256, conv_shape{1, 64, 56, 56, 2
 BENCHMARK_CAPTURE(BM_conv_f32, r50_128x28x28_3x3_128, conv_shape{1, 128, 28, 28, 128, 3})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_conv_f32, r50_256x14x14_3x3_256, conv_shape{1, 256, 14, 14, 256, 3})->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_conv_f32, r50_512x7x7_3x3_512, conv_shape{1, 512, 7, 7, 512, 3})->Unit(benchmark::kMillisecond);
+// narrow outputs (14x14, 7x7): the GEMM runs transposed (channels across the vector lanes)
+BENCHMARK_CAPTURE(BM_conv_f32, r50_1024x14x14_1x1_256, conv_shape{1, 1024, 14, 14, 256, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_conv_f32, r50_512x7x7_1x1_2048, conv_shape{1, 512, 7, 7, 2048, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_conv_f32, r50_2048x7x7_1x1_512, conv_shape{1, 2048, 7, 7, 512, 1})->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_conv_f32, mv2_320x7x7_1x1_1280, conv_shape{1, 320, 7, 7, 1280, 1})->Unit(benchmark::kMillisecond);
 // MobileNetV2: depthwise 3x3 at four sizes and stride 2, and a 1x1 projection; EfficientNet-B0's
 // depthwise 5x5 stride 2.
 BENCHMARK_CAPTURE(BM_conv_f32, mv2_dw_32x112x112_3x3, conv_shape{1, 32, 112, 112, 32, 3, 1, 32})->Unit(benchmark::kMillisecond);

@@ -227,3 +227,93 @@ TEST_CASE("conv: Winograd F(4x4, 3x3) on every kernel table matches the referenc
         seed += 10;
     }
 }
+
+namespace {
+
+struct narrow_case {
+    std::int64_t n, c, h, w, m, k, stride, pad, dilation;
+    bool residual_relu;  // Conv -> Add(r) -> Relu, fused into FusedConv
+};
+
+struct narrow_run {
+    std::string isa;
+    bool transposed = true;
+    std::size_t threads = 1;
+};
+
+struct narrow_result {
+    std::vector<float> y;
+    std::size_t arena_bytes = 0;
+};
+
+narrow_result run_narrow_case(const narrow_case& nc, const narrow_run& how, std::uint32_t seed) {
+    const std::int64_t oh = (nc.h + 2 * nc.pad - nc.dilation * (nc.k - 1) - 1) / nc.stride + 1;
+    const std::int64_t ow = (nc.w + 2 * nc.pad - nc.dilation * (nc.k - 1) - 1) / nc.stride + 1;
+    ember::graph_builder b("narrow");
+    const auto x = b.input("x", ember::dtype::float32, {nc.n, nc.c, nc.h, nc.w});
+    const std::vector<ember::value_id> ins{x, b.constant("w", ember::test::random_f32({nc.m, nc.c, nc.k, nc.k}, seed + 1)),
+                                           b.constant("b", ember::test::random_f32({nc.m}, seed + 2))};
+    const std::vector<ember::attribute> attrs{
+        ember::attribute::of("strides", std::vector<std::int64_t>{nc.stride, nc.stride}),
+        ember::attribute::of("pads", std::vector<std::int64_t>{nc.pad, nc.pad, nc.pad, nc.pad}),
+        ember::attribute::of("dilations", std::vector<std::int64_t>{nc.dilation, nc.dilation})};
+    ember::value_id y = b.node("Conv", ins, attrs);
+    if (nc.residual_relu) y = b.node("Relu", {b.node("Add", {y, b.input("r", ember::dtype::float32, {nc.n, nc.m, oh, ow})})});
+    b.output(y, "y");
+    auto g = std::move(b).build();
+    REQUIRE(g);
+    ember::compile_options options;
+    options.isa = how.isa;
+    options.transposed_gemm = how.transposed;
+    options.max_threads = how.threads;
+    auto p = ember::compile(*g, options);
+    REQUIRE_MESSAGE(p, p.error().message);
+    ember::thread_pool pool(how.threads);
+    const ember::executor ex = pool.as_executor();
+    ember::session s(*p, how.threads > 1 ? &ex : nullptr);
+    const ember::tensor xt = ember::test::random_f32({nc.n, nc.c, nc.h, nc.w}, seed);
+    const ember::tensor rt = ember::test::random_f32({nc.n, nc.m, oh, ow}, seed + 3);
+    REQUIRE(s.bind_input(0, xt.bytes(), xt.size_bytes()) == ember::status::ok);
+    if (nc.residual_relu) REQUIRE(s.bind_input(1, rt.bytes(), rt.size_bytes()) == ember::status::ok);
+    REQUIRE(s.run() == ember::status::ok);
+    const auto out = s.output<float>(0);
+    return {std::vector<float>(out.data(), out.data() + out.size()), p->arena_bytes()};
+}
+
+} // namespace
+
+// Convolutions with few output positions, which run as the transposed GEMM (ops/conv.hpp
+// use_transposed) where the positions would leave the register tile's columns idle: 1x1 and 3x3
+// at 7x7 (stride 1 and 2: the stride-2 im2col rows overrun into the next packed row), dilation, a
+// 1x1 output (one position: the GEMV tile), depth over one block (KC = 256), more channels than one
+// column block (NC) on 1-3 threads, batch 2, bias, residual and Relu written at the transposition.
+// The transposed GEMM sums each output in the same order, so its results are the same bits as with
+// compile_options::transposed_gemm = false; every table must take the path for some case (its
+// scratch makes the arena larger), and all must match the reference kernel.
+TEST_CASE("conv: the transposed GEMM of narrow outputs matches the reference and the direct GEMM's bits, for any thread count") {
+    const narrow_case cases[] = {
+        {1, 40, 7, 7, 96, 1, 1, 0, 1, false}, {2, 20, 13, 13, 96, 3, 2, 1, 1, true}, {1, 64, 14, 14, 64, 1, 1, 0, 1, true},
+        {1, 12, 9, 9, 72, 3, 1, 0, 2, false}, {1, 30, 1, 1, 50, 1, 1, 0, 1, true},  {1, 300, 7, 7, 64, 1, 1, 0, 1, false},
+        {1, 16, 7, 7, 600, 1, 1, 0, 1, true}, {1, 33, 5, 9, 80, 3, 1, 1, 1, true},
+    };
+    for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
+        const std::string isa(t->name);
+        CAPTURE(isa);
+        std::uint32_t seed = 201;
+        int transposed_cases = 0;
+        for (const narrow_case& nc : cases) {
+            CAPTURE(seed);
+            const narrow_result expected = run_narrow_case(nc, {"reference"}, seed);
+            const narrow_result actual = run_narrow_case(nc, {isa}, seed);
+            const narrow_result direct = run_narrow_case(nc, {isa, false}, seed);
+            if (actual.arena_bytes > direct.arena_bytes) ++transposed_cases;
+            const float tol = 2e-5f * std::sqrt(static_cast<float>(nc.c * nc.k * nc.k));
+            ember::test::check_close(actual.y, expected.y, tol, tol);
+            CHECK(actual.y == direct.y);
+            CHECK(run_narrow_case(nc, {isa, true, 2}, seed).y == actual.y);
+            CHECK(run_narrow_case(nc, {isa, true, 3}, seed).y == actual.y);
+            seed += 10;
+        }
+        CHECK(transposed_cases >= 5);
+    }
+}

@@ -79,6 +79,12 @@ struct compile_options {
     /// 1e-6 of the output's scale). Off (or the environment variable EMBER_WINOGRAD=0): every
     /// convolution runs as a GEMM.
     bool winograd = true;
+    /// Run convolutions whose output has few positions (ResNet's and MobileNet's 14x14 and 7x7
+    /// layers) as the transposed GEMM, Y^T = im2col^T * W^T, the output channels across the vector
+    /// lanes where the positions would leave a fifth of the register tile idle (ops/conv.hpp says
+    /// when). The same bits either way. Off (or EMBER_TRANSPOSED_GEMM=0): every GEMM-path
+    /// convolution puts the positions across the lanes.
+    bool transposed_gemm = true;
     /// Threads the kernels may split one op over (work slots, each with its own workspace); 0 = one
     /// per hardware thread. More executor threads than this run no faster; results are the same
     /// bits for any value.
@@ -282,6 +288,8 @@ private:
         kernels_.alloc = options_.alloc;
         kernels_.winograd = options_.winograd;
         if (const char* env = std::getenv("EMBER_WINOGRAD"); env && std::string_view(env) == "0") kernels_.winograd = false;
+        kernels_.transposed_gemm = options_.transposed_gemm;
+        if (const char* env = std::getenv("EMBER_TRANSPOSED_GEMM"); env && std::string_view(env) == "0") kernels_.transposed_gemm = false;
         std::size_t threads = options_.max_threads ? options_.max_threads : std::thread::hardware_concurrency();
         kernels_.slots = threads == 0 ? 1 : (threads > 256 ? 256 : threads);
         if (isa == "reference") {

@@ -9,10 +9,15 @@
 
 #include <cstdint>
 #include <cstring>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
 #include "ember/config.hpp"
+
+#if defined(__x86_64__) || defined(_M_X64)
+#include <immintrin.h>
+#endif
 
 EMBER_NAMESPACE_BEGIN
 namespace kernels {
@@ -81,6 +86,24 @@ void take_evens(const float* src, float* dst, std::int64_t begin, std::int64_t e
 template <class Arch>
 void fill_floats(float* dst, float v, std::int64_t n) noexcept {
     for (std::int64_t j = 0; j < n; ++j) dst[j] = v;
+}
+
+/// Lane t = src[offsets[t]]: vgatherdps on AVX-512 and AVX2 (xsimd 8.1's gather inserts lane by
+/// lane there), W scalar loads elsewhere.
+template <class Arch>
+xsimd::batch<float, Arch> gather_floats(const float* src, xsimd::batch<std::int32_t, Arch> offsets) noexcept {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f>) return _mm512_i32gather_ps(offsets, src, 4);
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+    if constexpr (std::is_same_v<Arch, xsimd::fma3<xsimd::avx2>>) return _mm256_i32gather_ps(src, offsets, 4);
+#endif
+    constexpr std::size_t W = xsimd::batch<float, Arch>::size;
+    alignas(64) std::int32_t at[W];
+    alignas(64) float lanes[W];
+    offsets.store_aligned(at);
+    for (std::size_t t = 0; t < W; ++t) lanes[t] = src[at[t]];
+    return xsimd::batch<float, Arch>::load_aligned(lanes);
 }
 
 } // namespace kernels

@@ -14,6 +14,12 @@
 //
 // Every element of C is summed in the same order (pc blocks in turn, p inside a block) whatever
 // the partition into tasks, so results are bit-identical for any thread count.
+//
+// Transposed output (gemm_f32_problem::out): the caller asks for out = C^T, computed as the GEMM
+// C = B^T A^T with the roles swapped, for a C whose columns would waste the register tile: a conv
+// with a 7x7 output has 49 columns, two 32-wide tiles at 77% use, while its 512 or 2048 output
+// channels fill every tile. The tile is then written through a scratch C, transposed with the
+// epilogue once a block's sums are done.
 #pragma once
 
 #include <cstddef>
@@ -131,6 +137,10 @@ void pack_a(const strided_matrix& a, std::int64_t i0, std::int64_t mc, std::int6
                 const float* row = src + i * a.rs;
                 for (std::int64_t p = 0; p < kc; ++p) dst[p * mr + i] = row[p];
             }
+        } else if (a.rs == 1) {
+            // A is the transpose of a row-major matrix (the swapped GEMM of a transposed output):
+            // each packed row is a contiguous slice of one of its rows
+            for (std::int64_t p = 0; p < kc; ++p) copy_floats<Arch>(src + p * a.cs, dst + p * mr, mr);
         } else {
             for (std::int64_t p = 0; p < kc; ++p)
                 for (std::int64_t i = 0; i < mr; ++i) dst[p * mr + i] = src[i * a.rs + p * a.cs];
@@ -156,17 +166,19 @@ void pack_b_panel(const strided_matrix& b, std::int64_t p0, std::int64_t kc, std
     }
 }
 
-// Packs rows [p0, p0 + kc) x columns [j0, j0 + nr) of the implicit im2col matrix of x. Within
-// the panel, columns sharing an output row form a run; the runs depend on the panel only, so they
-// are found once, and each packed row is then a few copies. A run of a stride-1 window is a slice
-// of one input row, with zeros where it hangs over the padding.
-template <class Arch>
-void pack_b_panel(const conv_source& s, std::int64_t p0, std::int64_t kc, std::int64_t j0, std::int64_t nr, float* dst) noexcept {
-    constexpr int NR = gemm_blocking<Arch>::nr;
+// Packs rows [p0, p0 + kc) x columns [j0, j0 + nr) of the implicit im2col matrix of x, row p at
+// dst + p * ld (ld >= nr; columns [nr, ld) are zero): a B panel (ld = NR), or with the roles
+// swapped an A panel of the transposed matrix (PW = MR, ld = nr). Within the panel, columns
+// sharing an output row form a run; the runs depend on the panel only, so they are found once, and
+// each packed row is then a few copies. A run of a stride-1 window is a slice of one input row,
+// with zeros where it hangs over the padding.
+template <class Arch, int PW>
+void pack_conv_panel(const conv_source& s, std::int64_t p0, std::int64_t kc, std::int64_t j0, std::int64_t nr, std::int64_t ld,
+                     float* dst) noexcept {
     struct run_t {
         std::int64_t j, len, ih0, iw0;  // first column in the panel, columns, input row and column at tap (0, 0)
     };
-    run_t runs[NR];
+    run_t runs[PW];
     int run_count = 0;
     for (std::int64_t j = 0, oh = j0 / s.out_w, ow = j0 % s.out_w; j < nr; ++oh, ow = 0) {
         const std::int64_t len = (s.out_w - ow) < (nr - j) ? (s.out_w - ow) : (nr - j);
@@ -176,7 +188,7 @@ void pack_b_panel(const conv_source& s, std::int64_t p0, std::int64_t kc, std::i
     const std::int64_t window = s.kh * s.kw;
     std::int64_t c = p0 / window, r = (p0 % window) / s.kw, q = p0 % s.kw;
     for (std::int64_t p = 0; p < kc; ++p) {
-        float* d = dst + p * NR;
+        float* d = dst + p * ld;
         const float* plane = s.x + c * s.in_h * s.in_w;
         for (int t = 0; t < run_count; ++t) {
             const run_t& run = runs[t];
@@ -200,8 +212,8 @@ void pack_b_panel(const conv_source& s, std::int64_t p0, std::int64_t kc, std::i
                 fill_floats<Arch>(out + hi, 0.0f, run.len - hi);
             } else if (s.stride_w == 2) {
                 // columns u with 0 <= iw0 + 2u < in_w; take_evens writes up to W / 2 floats past
-                // hi, which the fill after it, the next run, the next row or the workspace's slack
-                // (gemm_workspace_floats) takes
+                // hi, which the fill after it, the next run, the next row, the next panel or the
+                // workspace's slack (gemm_workspace_floats) takes
                 std::int64_t lo = iw0 < 0 ? (1 - iw0) / 2 : 0;
                 std::int64_t hi = s.in_w - iw0 <= 0 ? 0 : (s.in_w - iw0 + 1) / 2;
                 if (lo > run.len) lo = run.len;
@@ -217,7 +229,7 @@ void pack_b_panel(const conv_source& s, std::int64_t p0, std::int64_t kc, std::i
                 }
             }
         }
-        fill_floats<Arch>(d + nr, 0.0f, NR - nr);
+        fill_floats<Arch>(d + nr, 0.0f, ld - nr);
         if (++q == s.kw) {
             q = 0;
             if (++r == s.kh) {
@@ -228,18 +240,39 @@ void pack_b_panel(const conv_source& s, std::int64_t p0, std::int64_t kc, std::i
     }
 }
 
+template <class Arch>
+void pack_b_panel(const conv_source& s, std::int64_t p0, std::int64_t kc, std::int64_t j0, std::int64_t nr, float* dst) noexcept {
+    constexpr int NR = gemm_blocking<Arch>::nr;
+    pack_conv_panel<Arch, NR>(s, p0, kc, j0, nr, NR, dst);
+}
+
+// Packs rows [i0, i0 + mc) x depth [p0, p0 + kc) of the transposed im2col matrix of x (row i =
+// output position i) into MR-row panels, as pack_a does for a strided A.
+template <class Arch>
+void pack_a(const conv_source& s, std::int64_t i0, std::int64_t mc, std::int64_t p0, std::int64_t kc, float* dst) noexcept {
+    constexpr int MR = gemm_blocking<Arch>::mr;
+    for (std::int64_t r = 0; r < mc; r += MR) {
+        const std::int64_t mr = mc - r < MR ? mc - r : MR;
+        pack_conv_panel<Arch, MR>(s, p0, kc, i0 + r, mr, mr, dst);
+        dst += mr * kc;
+    }
+}
+
 // The micro-kernel: C tile (mr x nr, at c with leading dimension ldc) = or += a * b over kc, with
 // the epilogue applied when `last`. mr == MR is a compile-time constant; narrower last panels of
-// A get their own instantiation (MR = 1 is the GEMV of a batch-1 Gemm).
+// A get their own instantiation (MR = 1 is the GEMV of a batch-1 Gemm). pf, when set: a cache line
+// from pf + 16 p is prefetched at step p (the weights the next calls read, gemm_f32 says which).
 template <class Arch, int MR, int NV, class Act>
 void micro(std::int64_t kc, const float* EMBER_RESTRICT a, const float* EMBER_RESTRICT b, float* c, std::int64_t ldc, std::int64_t nr,
-           bool accumulate, bool last, const gemm_epilogue& post, std::int64_t row0, std::int64_t col0, const Act& act) noexcept {
+           bool accumulate, bool last, const gemm_epilogue& post, std::int64_t row0, std::int64_t col0, const Act& act,
+           const float* pf) noexcept {
     using B = xsimd::batch<float, Arch>;
     constexpr int W = static_cast<int>(B::size);
     constexpr int NR = NV * W;
     B acc[MR][NV];
     static_for<MR>([&](auto i) EMBER_DETAIL_INLINE { static_for<NV>([&](auto v) EMBER_DETAIL_INLINE { acc[i][v] = B(0.0f); }); });
     for (std::int64_t p = 0; p < kc; ++p) {
+        if (pf) EMBER_DETAIL_PREFETCH(pf + 16 * p);
         B bv[NV];
         // Unaligned: a panel packed at run time lives in the arena, whose start the caller aligns
         // only to plan::arena_alignment() (16), not to the vector width.
@@ -295,8 +328,9 @@ void micro(std::int64_t kc, const float* EMBER_RESTRICT a, const float* EMBER_RE
 
 template <class Arch, int NV, class Act, int... M>
 void micro_any(int mr, std::int64_t kc, const float* a, const float* b, float* c, std::int64_t ldc, std::int64_t nr, bool accumulate, bool last,
-               const gemm_epilogue& post, std::int64_t row0, std::int64_t col0, const Act& act, std::integer_sequence<int, M...>) noexcept {
-    (void)((mr == M + 1 ? (micro<Arch, M + 1, NV>(kc, a, b, c, ldc, nr, accumulate, last, post, row0, col0, act), true) : false) || ...);
+               const gemm_epilogue& post, std::int64_t row0, std::int64_t col0, const Act& act, const float* pf,
+               std::integer_sequence<int, M...>) noexcept {
+    (void)((mr == M + 1 ? (micro<Arch, M + 1, NV>(kc, a, b, c, ldc, nr, accumulate, last, post, row0, col0, act, pf), true) : false) || ...);
 }
 
 } // namespace gemm_detail
@@ -334,10 +368,66 @@ struct gemm_f32_problem {
     const float* packed_b = nullptr;  // or:
     strided_matrix b;
     const conv_source* conv = nullptr;  // B from a convolution's input (when packed_b is null)
+    const conv_source* conv_a = nullptr;  // or A: the transposed im2col (when packed_a is null)
     float* c = nullptr;
     std::int64_t ldc = 0;
-    gemm_epilogue post;
+    gemm_epilogue post;  // of C, or of out when out is set
+    // When set, the result is out = C^T (out[j * ld_out + i] = C[i][j]) and c is the caller's
+    // scratch for C; post is then out's epilogue (bias per row or column of out, residual laid out
+    // like out), applied as each block is written over.
+    float* out = nullptr;
+    std::int64_t ld_out = 0;
 };
+
+namespace gemm_detail {
+
+// out[j * ld_out + i] = epilogue(C[i][j]) for the block rows [i0, i0 + mc) x columns [j0, j0 + nc)
+// of the scratch C: a row of out at a time, W positions per vector gathered down a column of C
+// (the block was just written, so it is in cache; the caller pads ldc off a multiple of 4 KiB, or
+// the column's lines would all fall in one L1 set). Gathers, also for the last partial vector and
+// its residual (offsets past the end repeat a valid one): a vector load after scalar stores cannot
+// be forwarded and stalls, which took a fifth of a 7x7 conv's time.
+template <class Arch, class Act>
+void store_transposed(const gemm_f32_problem& pr, std::int64_t i0, std::int64_t mc, std::int64_t j0, std::int64_t nc, const Act& act) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    using I = xsimd::batch<std::int32_t, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    static_assert(static_cast<std::int64_t>(I::size) == W, "one int32 index per float lane");
+    const gemm_epilogue& post = pr.post;
+    const std::int64_t full = mc / W * W, tail = mc - full;
+    // offsets, int32: ldc * W < 2^31 (the caller's scratch is far smaller)
+    alignas(64) std::int32_t down[W], tail_down[W], tail_along[W];
+    for (std::int64_t l = 0; l < W; ++l) {
+        down[l] = static_cast<std::int32_t>(l * pr.ldc);
+        tail_down[l] = static_cast<std::int32_t>((l < tail ? l : 0) * pr.ldc);
+        tail_along[l] = static_cast<std::int32_t>(l < tail ? l : 0);
+    }
+    const I col = I::load_aligned(down), tail_col = I::load_aligned(tail_down), tail_row = I::load_aligned(tail_along);
+    alignas(64) float tile[W];
+    for (std::int64_t j = j0; j < j0 + nc; ++j) {
+        float* out = pr.out + j * pr.ld_out;
+        const float* res = post.residual ? post.residual + j * post.ld_residual : nullptr;
+        const float* col_bias = post.bias && !post.bias_per_row ? post.bias : nullptr;
+        const B row_bias(post.bias && post.bias_per_row ? post.bias[j] : 0.0f);
+        for (std::int64_t i = i0; i < i0 + full; i += W) {
+            B v = gather_floats<Arch>(pr.c + i * pr.ldc + j, col) + row_bias;
+            if (col_bias) v += B::load_unaligned(col_bias + i);
+            if (res) v += B::load_unaligned(res + i);
+            act(v).store_unaligned(out + i);
+        }
+        if (tail) {
+            const std::int64_t i = i0 + full;
+            B v = gather_floats<Arch>(pr.c + i * pr.ldc + j, tail_col) + row_bias;
+            if (col_bias) v += gather_floats<Arch>(col_bias + i, tail_row);
+            if (res) v += gather_floats<Arch>(res + i, tail_row);
+            act(v).store_aligned(tile);
+            for (std::int64_t l = 0; l < tail; ++l) out[i + l] = tile[l];
+        }
+    }
+}
+
+} // namespace gemm_detail
+
 
 /// Floats of workspace one slot needs for a problem whose A / B are packed at run time.
 template <class Arch>
@@ -345,7 +435,9 @@ constexpr std::int64_t gemm_workspace_floats(bool pack_a_at_run, bool pack_b_at_
     using BL = gemm_blocking<Arch>;
     // B's panel has NR floats of slack after it: a stride-2 im2col row writes up to half a vector
     // past its end (pack_b_panel)
-    return (pack_a_at_run ? BL::mc * BL::kc : 0) + (pack_b_at_run ? BL::kc * BL::nr + BL::nr : 0);
+    // NR floats of slack after A's block too: an A packed from an im2col (pack_a's conv_source
+    // form) writes up to half a vector past its last row the same way
+    return (pack_a_at_run ? BL::mc * BL::kc + BL::nr : 0) + (pack_b_at_run ? BL::kc * BL::nr + BL::nr : 0);
 }
 
 /// Runs one problem on up to `slots` workers of ex; workspace holds slots * gemm_workspace_floats
@@ -377,6 +469,13 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
         row_block = rows < MR ? MR : (rows > MC_MAX ? MC_MAX : rows);
     }
     const std::int64_t m_blocks = (pr.m + row_block - 1) / row_block;
+    if (slots > m_blocks * n_blocks) {
+        // too few blocks for the slots (a transposed problem has a few dozen rows and A packed
+        // here): narrower column blocks
+        const std::int64_t want = (slots + m_blocks - 1) / m_blocks;
+        col_block = ((pr.n + want - 1) / want + NR - 1) / NR * NR;
+        n_blocks = (pr.n + col_block - 1) / col_block;
+    }
     const std::int64_t blocks = m_blocks * n_blocks;
     if (slots > blocks) slots = blocks;
     if (slots < 1) slots = 1;
@@ -384,12 +483,14 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
     // for an empty packed operand)
     const bool runtime_a = pr.packed_a == nullptr && pr.k > 0, runtime_b = pr.packed_b == nullptr && pr.k > 0;
     const std::int64_t ws_floats = gemm_workspace_floats<Arch>(runtime_a, runtime_b);
+    // a transposed output takes the epilogue when its block is written over, not in the tile
+    const bool tile_epilogue = pr.out == nullptr;
     const std::int64_t b_panels = (pr.n + NR - 1) / NR;
     visit_activation(pr.post.act, [&](auto act) {
         auto run_slot = [&](std::int64_t slot) noexcept {
             // with A and B both packed at compile there is no workspace (it may be null)
             float* ws_a = ws_floats == 0 ? workspace : workspace + slot * ws_floats;
-            float* ws_b = ws_a + (runtime_a ? MC * KC : 0);
+            float* ws_b = ws_a + (runtime_a ? MC * KC + NR : 0);
             for (std::int64_t blk = slot; blk < blocks; blk += slots) {
                 const std::int64_t i0 = (blk / n_blocks) * row_block, j0 = (blk % n_blocks) * col_block;
                 const std::int64_t mc = pr.m - i0 < row_block ? pr.m - i0 : row_block, nc = pr.n - j0 < col_block ? pr.n - j0 : col_block;
@@ -400,7 +501,10 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
                     const bool first = step == 0, last = step + 1 == k_steps;
                     const float* a_block;
                     if (runtime_a) {
-                        gemm_detail::pack_a<Arch>(pr.a, i0, mc, p0, kc, ws_a);
+                        if (pr.conv_a)
+                            gemm_detail::pack_a<Arch>(*pr.conv_a, i0, mc, p0, kc, ws_a);
+                        else
+                            gemm_detail::pack_a<Arch>(pr.a, i0, mc, p0, kc, ws_a);
                         a_block = ws_a;
                     } else {
                         a_block = pr.packed_a + p0 * pr.m + i0 * kc;
@@ -421,14 +525,29 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
                             const int mr = mc - i < MR ? static_cast<int>(mc - i) : MR;
                             const float* a_panel = a_block + i * kc;
                             float* c = pr.c + (i0 + i) * pr.ldc + j;
+                            // Weights arrive from memory once per run (a ResNet-50's 100 MB do not
+                            // stay in any cache), at the rate the FMAs eat them; fetched one panel
+                            // ahead, at a line per step, they come in while the tile computes.
+                            // Packed B: the next panel (packed in the order the loop takes them)
+                            // over the first row panels; packed A: while the block's first column
+                            // panel runs, the next row panel.
+                            const float* pf = nullptr;
+                            if (!runtime_b) {
+                                const std::int64_t ahead = (i / MR) * 16 * kc;
+                                if (ahead < NR * kc) pf = b_panel + NR * kc + ahead;
+                            } else if (!runtime_a && j == j0 && i + MR < mc) {
+                                pf = a_panel + MR * kc;
+                            }
                             if (mr == MR)
-                                gemm_detail::micro<Arch, MR, NV>(kc, a_panel, b_panel, c, pr.ldc, nr, !first, last, pr.post, i0 + i, j, act);
+                                gemm_detail::micro<Arch, MR, NV>(kc, a_panel, b_panel, c, pr.ldc, nr, !first, last && tile_epilogue, pr.post,
+                                                                 i0 + i, j, act, pf);
                             else
-                                gemm_detail::micro_any<Arch, NV>(mr, kc, a_panel, b_panel, c, pr.ldc, nr, !first, last, pr.post, i0 + i, j, act,
-                                                                 std::make_integer_sequence<int, MR - 1>{});
+                                gemm_detail::micro_any<Arch, NV>(mr, kc, a_panel, b_panel, c, pr.ldc, nr, !first, last && tile_epilogue,
+                                                                 pr.post, i0 + i, j, act, pf, std::make_integer_sequence<int, MR - 1>{});
                         }
                     }
                 }
+                if (!tile_epilogue) gemm_detail::store_transposed<Arch>(pr, i0, mc, j0, nc, act);
             }
         };
         for_each_slot(ex, slots, run_slot);

@@ -13,8 +13,11 @@
 
 #if defined(__GNUC__) || defined(__clang__)
 #define EMBER_DETAIL_INLINE __attribute__((always_inline))
+// a read of p expected soon, into the caches short of L1 (prefetcht1 / prfm pldl2keep)
+#define EMBER_DETAIL_PREFETCH(p) __builtin_prefetch((p), 0, 2)
 #else
 #define EMBER_DETAIL_INLINE
+#define EMBER_DETAIL_PREFETCH(p) ((void)(p))
 #endif
 
 EMBER_NAMESPACE_BEGIN

@@ -119,6 +119,7 @@ struct conv {
         std::int64_t slots = 1;
         bool winograd = false;  // 3x3, stride 1: kernels/winograd_f32.hpp, packed_w holds the 36 transformed matrices
         kernels::winograd_f32_problem winograd_geometry;
+        bool transposed = false;  // the GEMM swapped (use_transposed): packed_w holds W^T packed as a B operand
     };
 
     /// Whether the fast path runs a convolution of geometry g (from plan()): float32 with 1 or 2
@@ -139,6 +140,7 @@ struct conv {
             f->pointwise = set_conv_window(G, f->src);
             f->slots = static_cast<std::int64_t>(k->slots);
             f->winograd = use_winograd(g, ctx, *k);
+            f->transposed = !f->winograd && !f->depthwise && use_transposed(g, ctx, *k);
             if (f->winograd) {
                 kernels::winograd_f32_problem& w = f->winograd_geometry;
                 w.channels = g.in_channels;
@@ -175,6 +177,27 @@ struct conv {
         return floats <= (std::int64_t{32} << 20) / static_cast<std::int64_t>(sizeof(float));
     }
 
+    /// Whether the GEMM runs swapped, Y^T [OH*OW, M] = im2col^T * W^T, the output channels across
+    /// the vector lanes: when the output's positions would leave the register tile's columns at
+    /// least 1/9 idle that way round and the channels would not (ResNet's 14x14 and 7x7 layers:
+    /// 196 and 49 positions in 224 and 64 columns of 32-wide tiles; their 256 to 2048 channels fill
+    /// every tile). It needs constant weights (W^T is packed once, as a B operand) and one group.
+    static bool use_transposed(const args& g, const infer_context& ctx, const kernel_context& k) noexcept {
+        if (!k.transposed_gemm || g.group != 1 || ctx.input_constant(1) == nullptr) return false;
+        const std::int64_t nr = k.table->packed_b_floats(1, 1);
+        const std::int64_t positions = g.geo.out[1] * g.geo.out[2], channels = g.out_channels;
+        const std::int64_t direct = channels * ((positions + nr - 1) / nr * nr);
+        const std::int64_t swapped = positions * ((channels + nr - 1) / nr * nr);
+        return 9 * swapped < 8 * direct;
+    }
+
+    /// A transposed conv's scratch C (one image): out_size rows of transposed_ldc floats, the rows
+    /// a cache line more than the channels apart (a multiple of 4 KiB apart, the transposed
+    /// write's column would fall in one L1 set), the whole rounded up to keep the GEMM's workspace
+    /// after it aligned.
+    static std::int64_t transposed_ldc(const fast_args& f) noexcept { return f.out_per_group + 16; }
+    static std::int64_t transposed_scratch_floats(const fast_args& f) noexcept { return (f.out_size * transposed_ldc(f) + 15) / 16 * 16; }
+
     static std::size_t fast_workspace(const args& g, const infer_context& ctx) noexcept {
         fast_args f;
         if (!fast_plan(g, ctx, &f)) return 0;
@@ -185,6 +208,8 @@ struct conv {
                        ctx.kernels()->table->winograd_workspace_floats(w.channels, w.out_channels, w.out_h, w.out_w, f.slots)) *
                    sizeof(float);
         }
+        if (f.transposed)
+            return static_cast<std::size_t>(transposed_scratch_floats(f)) * sizeof(float) + fast_gemm_workspace(*ctx.kernels(), true, false);
         return fast_gemm_workspace(*ctx.kernels(), ctx.input_constant(1) == nullptr, true);
     }
 
@@ -253,6 +278,34 @@ struct conv {
         return packed;
     }
 
+    static void transposed_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        const float* x = ctx.at<const float>(f.x);
+        float* y = ctx.at<float>(f.y);
+        float* scratch = ctx.at<float>(f.workspace);
+        float* ws = scratch + transposed_scratch_floats(f);
+        const std::int64_t in_size = f.src.in_h * f.src.in_w, M = f.out_per_group;
+        for (std::int64_t n = 0; n < f.batch; ++n) {
+            kernels::conv_source src = f.src;
+            src.x = x + n * f.in_channels * in_size;
+            kernels::gemm_f32_problem pr;
+            pr.m = f.out_size;
+            pr.n = M;
+            pr.k = f.in_channels * f.src.kh * f.src.kw;
+            pr.packed_b = f.packed_w;
+            if (f.pointwise)
+                pr.a = kernels::strided_matrix{src.x, 1, in_size};
+            else
+                pr.conv_a = &src;
+            pr.c = scratch;
+            pr.ldc = transposed_ldc(f);
+            pr.out = y + n * M * f.out_size;
+            pr.ld_out = f.out_size;
+            pr.post = resolve_epilogue(f.post, ctx, f.out_size, n * M * f.out_size);
+            f.table->gemm_f32(pr, ws, f.slots, ctx.exec);
+        }
+    }
+
     static void fast_kernel(const void* p, const run_context& ctx) noexcept {
         const auto& f = *static_cast<const fast_args*>(p);
         const float* x = ctx.at<const float>(f.x);
@@ -317,6 +370,17 @@ struct conv {
             return status::ok;
         }
         const std::int64_t depth = f.in_channels * f.src.kh * f.src.kw;
+        if (f.transposed) {
+            // W^T [depth, M]: W's rows are its columns
+            const kernel_context& k = *ctx.kernels();
+            float* packed = ctx.packed_buffer(static_cast<std::size_t>(k.table->packed_b_floats(depth, f.out_per_group)));
+            if (!packed) return status::out_of_memory;
+            k.table->pack_gemm_b(kernels::strided_matrix{w, 1, depth}, depth, f.out_per_group, packed);
+            f.packed_w = packed;
+            ctx.emit(&transposed_kernel, f);
+            bound = true;
+            return status::ok;
+        }
         float* packed = ctx.packed_buffer(static_cast<std::size_t>(kernels::packed_a_floats(f.out_per_group, depth) * f.group));
         if (!packed) return status::out_of_memory;
         for (std::int64_t grp = 0; grp < f.group; ++grp)

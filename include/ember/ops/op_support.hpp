@@ -180,6 +180,7 @@ struct kernel_context {
     const simd::kernel_table* table = nullptr;
     std::size_t slots = 1;
     bool winograd = true;  ///< compile_options::winograd
+    bool transposed_gemm = true;  ///< compile_options::transposed_gemm
     std::vector<aligned_buffer>* packed = nullptr;  ///< owned by the plan
     allocator alloc = default_allocator();
 };

@@ -528,15 +528,19 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
                             // Weights arrive from memory once per run (a ResNet-50's 100 MB do not
                             // stay in any cache), at the rate the FMAs eat them; fetched one panel
                             // ahead, at a line per step, they come in while the tile computes.
-                            // Packed B: the next panel (packed in the order the loop takes them)
-                            // over the first row panels; packed A: while the block's first column
-                            // panel runs, the next row panel.
+                            // Packed A (conv and Winograd weights): while the block's first column
+                            // panel runs, the next row panel, or the next depth block's first;
+                            // packed B (Gemm's weights, a transposed conv's): the next panel
+                            // (packed in the order the loop takes them) over the first row panels.
                             const float* pf = nullptr;
-                            if (!runtime_b) {
+                            if (!runtime_a) {
+                                if (j == j0 && i + MR < mc)
+                                    pf = a_panel + MR * kc;
+                                else if (j == j0 && step + 1 < k_steps)
+                                    pf = pr.packed_a + (p0 + KC) * pr.m + i0 * (pr.k - p0 - KC < KC ? pr.k - p0 - KC : KC);
+                            } else if (!runtime_b) {
                                 const std::int64_t ahead = (i / MR) * 16 * kc;
                                 if (ahead < NR * kc) pf = b_panel + NR * kc + ahead;
-                            } else if (!runtime_a && j == j0 && i + MR < mc) {
-                                pf = a_panel + MR * kc;
                             }
                             if (mr == MR)
                                 gemm_detail::micro<Arch, MR, NV>(kc, a_panel, b_panel, c, pr.ldc, nr, !first, last && tile_epilogue, pr.post,

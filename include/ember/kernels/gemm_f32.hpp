@@ -449,14 +449,13 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
     constexpr std::int64_t KC = BL::kc, MC = BL::mc, NC = BL::nc;
     if (pr.m <= 0 || pr.n <= 0) return;
     // Column blocks of up to NC, as many as a multiple of the slots where there are several (7
-    // blocks of a 56x56 conv's 3136 columns on 2 slots would leave one slot a block to itself);
-    // column blocking never changes the order of any sum.
-    std::int64_t n_blocks = (pr.n + NC - 1) / NC, col_block = NC;
-    if (slots > 1 && n_blocks > 1 && n_blocks % slots != 0) {
-        const std::int64_t want = (n_blocks + slots - 1) / slots * slots;
-        col_block = ((pr.n + want - 1) / want + NR - 1) / NR * NR;
-        n_blocks = (pr.n + col_block - 1) / col_block;
-    }
+    // blocks of a 56x56 conv's 3136 columns on 2 slots would leave one slot a block to itself),
+    // each a share of the NR-column panels that differs from the others' by one panel at most
+    // (784 columns as 512 + 272 held 2 slots to 1.5x one); column blocking never changes the
+    // order of any sum.
+    const std::int64_t b_panels = (pr.n + NR - 1) / NR;
+    std::int64_t n_blocks = (pr.n + NC - 1) / NC;
+    if (slots > 1 && n_blocks > 1) n_blocks = (n_blocks + slots - 1) / slots * slots;
     // Rows per block: MC when A is packed here (its workspace holds MC rows); with A pre-packed,
     // as many as keep every slot busy, up to MC_MAX, so that each B panel (packed per block) is
     // packed fewer times. The blocking never changes the order of any sum.
@@ -468,14 +467,14 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
         rows = (rows + MR - 1) / MR * MR;
         row_block = rows < MR ? MR : (rows > MC_MAX ? MC_MAX : rows);
     }
-    const std::int64_t m_blocks = (pr.m + row_block - 1) / row_block;
-    if (slots > m_blocks * n_blocks) {
-        // too few blocks for the slots (a transposed problem has a few dozen rows and A packed
-        // here): narrower column blocks
-        const std::int64_t want = (slots + m_blocks - 1) / m_blocks;
-        col_block = ((pr.n + want - 1) / want + NR - 1) / NR * NR;
-        n_blocks = (pr.n + col_block - 1) / col_block;
-    }
+    // as many blocks of rows as row_block gives, each an even share of the MR-row panels (no
+    // more than row_block rows: 196 rows in MC = 126 were 126 + 70, one slot's work 1.8x the
+    // other's)
+    const std::int64_t a_panels = (pr.m + MR - 1) / MR, m_blocks = (pr.m + row_block - 1) / row_block;
+    // too few blocks for the slots (a transposed problem has a few dozen rows and A packed
+    // here): narrower column blocks
+    if (slots > m_blocks * n_blocks) n_blocks = (slots + m_blocks - 1) / m_blocks;
+    if (n_blocks > b_panels) n_blocks = b_panels;
     const std::int64_t blocks = m_blocks * n_blocks;
     if (slots > blocks) slots = blocks;
     if (slots < 1) slots = 1;
@@ -485,15 +484,17 @@ void gemm_f32(const gemm_f32_problem& pr, float* workspace, std::int64_t slots, 
     const std::int64_t ws_floats = gemm_workspace_floats<Arch>(runtime_a, runtime_b);
     // a transposed output takes the epilogue when its block is written over, not in the tile
     const bool tile_epilogue = pr.out == nullptr;
-    const std::int64_t b_panels = (pr.n + NR - 1) / NR;
     visit_activation(pr.post.act, [&](auto act) {
         auto run_slot = [&](std::int64_t slot) noexcept {
             // with A and B both packed at compile there is no workspace (it may be null)
             float* ws_a = ws_floats == 0 ? workspace : workspace + slot * ws_floats;
             float* ws_b = ws_a + (runtime_a ? MC * KC + NR : 0);
             for (std::int64_t blk = slot; blk < blocks; blk += slots) {
-                const std::int64_t i0 = (blk / n_blocks) * row_block, j0 = (blk % n_blocks) * col_block;
-                const std::int64_t mc = pr.m - i0 < row_block ? pr.m - i0 : row_block, nc = pr.n - j0 < col_block ? pr.n - j0 : col_block;
+                // rows and columns of the block: even shares of the MR-row and NR-column panels
+                const std::int64_t row = blk / n_blocks, col = blk % n_blocks;
+                const std::int64_t i0 = row * a_panels / m_blocks * MR, i1 = (row + 1) * a_panels / m_blocks * MR;
+                const std::int64_t j0 = col * b_panels / n_blocks * NR, j1 = (col + 1) * b_panels / n_blocks * NR;
+                const std::int64_t mc = (i1 < pr.m ? i1 : pr.m) - i0, nc = (j1 < pr.n ? j1 : pr.n) - j0;
                 // k == 0 still makes one pass: C is then the epilogue of zero
                 const std::int64_t k_steps = pr.k == 0 ? 1 : (pr.k + KC - 1) / KC;
                 for (std::int64_t step = 0; step < k_steps; ++step) {

@@ -81,7 +81,7 @@ struct compile_options {
     bool winograd = true;
     /// Run convolutions whose output has few positions (ResNet's and MobileNet's 14x14 and 7x7
     /// layers) as the transposed GEMM, Y^T = im2col^T * W^T, the output channels across the vector
-    /// lanes where the positions would leave a fifth of the register tile idle (ops/conv.hpp says
+    /// lanes, where that leaves the register tile idle a ninth less or better (ops/conv.hpp says
     /// when). The same bits either way. Off (or EMBER_TRANSPOSED_GEMM=0): every GEMM-path
     /// convolution puts the positions across the lanes.
     bool transposed_gemm = true;

@@ -428,7 +428,6 @@ void store_transposed(const gemm_f32_problem& pr, std::int64_t i0, std::int64_t 
 
 } // namespace gemm_detail
 
-
 /// Floats of workspace one slot needs for a problem whose A / B are packed at run time.
 template <class Arch>
 constexpr std::int64_t gemm_workspace_floats(bool pack_a_at_run, bool pack_b_at_run) noexcept {

@@ -178,12 +178,12 @@ struct conv {
     }
 
     /// Whether the GEMM runs swapped, Y^T [OH*OW, M] = im2col^T * W^T, the output channels across
-    /// the vector lanes: when the output's positions would leave the register tile's columns at
-    /// least 1/9 idle that way round and the channels would not (ResNet's 14x14 and 7x7 layers:
-    /// 196 and 49 positions in 224 and 64 columns of 32-wide tiles; their 256 to 2048 channels fill
-    /// every tile). It needs constant weights (W^T is packed once, as a B operand) and one group.
+    /// the vector lanes: when the work, padded to whole NR-wide tiles, falls by more than a ninth
+    /// that way round (ResNet's 14x14 and 7x7 layers: 196 and 49 positions fill 224 and 64 columns
+    /// of 32-wide tiles; their 256 to 2048 channels fill every tile). It needs constant weights (W^T is packed once, as a B operand), one group, and
+    /// fewer than 2^24 channels (the transposed write gathers with int32 offsets of channels).
     static bool use_transposed(const args& g, const infer_context& ctx, const kernel_context& k) noexcept {
-        if (!k.transposed_gemm || g.group != 1 || ctx.input_constant(1) == nullptr) return false;
+        if (!k.transposed_gemm || g.group != 1 || ctx.input_constant(1) == nullptr || g.out_channels >= (std::int64_t{1} << 24)) return false;
         const std::int64_t nr = k.table->packed_b_floats(1, 1);
         const std::int64_t positions = g.geo.out[1] * g.geo.out[2], channels = g.out_channels;
         const std::int64_t direct = channels * ((positions + nr - 1) / nr * nr);

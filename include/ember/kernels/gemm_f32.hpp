@@ -373,8 +373,8 @@ struct gemm_f32_problem {
     std::int64_t ldc = 0;
     gemm_epilogue post;  // of C, or of out when out is set
     // When set, the result is out = C^T (out[j * ld_out + i] = C[i][j]) and c is the caller's
-    // scratch for C; post is then out's epilogue (bias per row or column of out, residual laid out
-    // like out), applied as each block is written over.
+    // scratch for C; post is then out's epilogue (bias per row of out, bias_per_row set: a conv's
+    // channels; residual laid out like out), applied as each block is written over.
     float* out = nullptr;
     std::int64_t ld_out = 0;
 };
@@ -403,22 +403,20 @@ void store_transposed(const gemm_f32_problem& pr, std::int64_t i0, std::int64_t 
         tail_along[l] = static_cast<std::int32_t>(l < tail ? l : 0);
     }
     const I col = I::load_aligned(down), tail_col = I::load_aligned(tail_down), tail_row = I::load_aligned(tail_along);
+    // the bias is per row of out (gemm_f32_problem::out)
     alignas(64) float tile[W];
     for (std::int64_t j = j0; j < j0 + nc; ++j) {
         float* out = pr.out + j * pr.ld_out;
         const float* res = post.residual ? post.residual + j * post.ld_residual : nullptr;
-        const float* col_bias = post.bias && !post.bias_per_row ? post.bias : nullptr;
-        const B row_bias(post.bias && post.bias_per_row ? post.bias[j] : 0.0f);
+        const B row_bias(post.bias ? post.bias[j] : 0.0f);
         for (std::int64_t i = i0; i < i0 + full; i += W) {
             B v = gather_floats<Arch>(pr.c + i * pr.ldc + j, col) + row_bias;
-            if (col_bias) v += B::load_unaligned(col_bias + i);
             if (res) v += B::load_unaligned(res + i);
             act(v).store_unaligned(out + i);
         }
         if (tail) {
             const std::int64_t i = i0 + full;
             B v = gather_floats<Arch>(pr.c + i * pr.ldc + j, tail_col) + row_bias;
-            if (col_bias) v += gather_floats<Arch>(col_bias + i, tail_row);
             if (res) v += gather_floats<Arch>(res + i, tail_row);
             act(v).store_aligned(tile);
             for (std::int64_t l = 0; l < tail; ++l) out[i + l] = tile[l];

@@ -180,8 +180,9 @@ struct conv {
     /// Whether the GEMM runs swapped, Y^T [OH*OW, M] = im2col^T * W^T, the output channels across
     /// the vector lanes: when the work, padded to whole NR-wide tiles, falls by more than a ninth
     /// that way round (ResNet's 14x14 and 7x7 layers: 196 and 49 positions fill 224 and 64 columns
-    /// of 32-wide tiles; their 256 to 2048 channels fill every tile). It needs constant weights (W^T is packed once, as a B operand), one group, and
-    /// fewer than 2^24 channels (the transposed write gathers with int32 offsets of channels).
+    /// of 32-wide tiles; their 256 to 2048 channels fill every tile). It needs constant weights
+    /// (W^T is packed once, as a B operand), one group, and fewer than 2^24 channels (the
+    /// transposed write gathers with int32 offsets of channels).
     static bool use_transposed(const args& g, const infer_context& ctx, const kernel_context& k) noexcept {
         if (!k.transposed_gemm || g.group != 1 || ctx.input_constant(1) == nullptr || g.out_channels >= (std::int64_t{1} << 24)) return false;
         const std::int64_t nr = k.table->packed_b_floats(1, 1);
@@ -278,34 +279,6 @@ struct conv {
         return packed;
     }
 
-    static void transposed_kernel(const void* p, const run_context& ctx) noexcept {
-        const auto& f = *static_cast<const fast_args*>(p);
-        const float* x = ctx.at<const float>(f.x);
-        float* y = ctx.at<float>(f.y);
-        float* scratch = ctx.at<float>(f.workspace);
-        float* ws = scratch + transposed_scratch_floats(f);
-        const std::int64_t in_size = f.src.in_h * f.src.in_w, M = f.out_per_group;
-        for (std::int64_t n = 0; n < f.batch; ++n) {
-            kernels::conv_source src = f.src;
-            src.x = x + n * f.in_channels * in_size;
-            kernels::gemm_f32_problem pr;
-            pr.m = f.out_size;
-            pr.n = M;
-            pr.k = f.in_channels * f.src.kh * f.src.kw;
-            pr.packed_b = f.packed_w;
-            if (f.pointwise)
-                pr.a = kernels::strided_matrix{src.x, 1, in_size};
-            else
-                pr.conv_a = &src;
-            pr.c = scratch;
-            pr.ldc = transposed_ldc(f);
-            pr.out = y + n * M * f.out_size;
-            pr.ld_out = f.out_size;
-            pr.post = resolve_epilogue(f.post, ctx, f.out_size, n * M * f.out_size);
-            f.table->gemm_f32(pr, ws, f.slots, ctx.exec);
-        }
-    }
-
     static void fast_kernel(const void* p, const run_context& ctx) noexcept {
         const auto& f = *static_cast<const fast_args*>(p);
         const float* x = ctx.at<const float>(f.x);
@@ -314,11 +287,32 @@ struct conv {
         float* ws = ctx.at<float>(f.workspace);
         const std::int64_t in_size = f.src.in_h * f.src.in_w, depth = f.in_channels * f.src.kh * f.src.kw;
         const std::int64_t M = f.out_per_group * f.group;
+        // transposed (one group): the GEMM's scratch C first in the workspace, its own after it
+        float* scratch = f.transposed ? ws : nullptr;
+        if (f.transposed) ws += transposed_scratch_floats(f);
         for (std::int64_t n = 0; n < f.batch; ++n)
             for (std::int64_t grp = 0; grp < f.group; ++grp) {
                 kernels::conv_source src = f.src;
                 src.x = x + (n * f.group + grp) * f.in_channels * in_size;
                 kernels::gemm_f32_problem pr;
+                if (f.transposed) {
+                    // Y^T [positions, M] = im2col^T * W^T, written back transposed into the image's Y
+                    pr.m = f.out_size;
+                    pr.n = M;
+                    pr.k = depth;
+                    pr.packed_b = f.packed_w;
+                    if (f.pointwise)
+                        pr.a = kernels::strided_matrix{src.x, 1, in_size};
+                    else
+                        pr.conv_a = &src;
+                    pr.c = scratch;
+                    pr.ldc = transposed_ldc(f);
+                    pr.out = y + n * M * f.out_size;
+                    pr.ld_out = f.out_size;
+                    pr.post = resolve_epilogue(f.post, ctx, f.out_size, n * M * f.out_size);
+                    f.table->gemm_f32(pr, ws, f.slots, ctx.exec);
+                    continue;
+                }
                 pr.m = f.out_per_group;
                 pr.n = f.out_size;
                 pr.k = depth;
@@ -377,7 +371,7 @@ struct conv {
             if (!packed) return status::out_of_memory;
             k.table->pack_gemm_b(kernels::strided_matrix{w, 1, depth}, depth, f.out_per_group, packed);
             f.packed_w = packed;
-            ctx.emit(&transposed_kernel, f);
+            ctx.emit(&fast_kernel, f);
             bound = true;
             return status::ok;
         }

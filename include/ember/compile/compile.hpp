@@ -61,8 +61,10 @@ struct compile_options {
     std::vector<dim_value> dim_values;
     /// Evaluate nodes whose inputs are all known at compile time, once, into constants.
     bool fold_constants = true;
-    /// Share arena bytes between values whose lifetimes do not intersect, and run in-place ops
-    /// in place. Off gives every value its own bytes (for debugging a kernel that scribbles).
+    /// Share arena bytes between values whose lifetimes do not intersect, run in-place ops in
+    /// place, and compute a Concat's inputs straight into its output where each is one contiguous
+    /// run of it (plan_joins() says when; the Concat then runs no step). Off gives every value its
+    /// own bytes (for debugging a kernel that scribbles).
     bool reuse_memory = true;
     /// The graph passes (compile/passes/passes.hpp): identity and dead-code removal,
     /// BatchNormalization folding, Transpose/Reshape simplification, epilogue fusion. All on;
@@ -276,6 +278,7 @@ private:
         bool folded = false;
         std::size_t workspace = 0;
         std::uint32_t position = 0;  // schedule position when not folded
+        bool joined = false;         // a Concat whose inputs the planner placed inside its output: no step
     };
 
     // -- kernels for this CPU ---------------------------------------------------------------
@@ -595,6 +598,7 @@ private:
         std::vector<std::uint32_t> buffer_last;  // parallel to buffers: last use of any member
         for (const lifetime& b : buffers) buffer_last.push_back(b.last_step);
         std::vector<std::uint32_t> workspace_buffer(g().nodes.size(), unused);
+        const std::vector<std::uint32_t> join_last = plan_joins();
         for (std::uint32_t index : order_) {
             node_record& rec = records_[index];
             if (rec.folded) continue;
@@ -603,6 +607,17 @@ private:
             for (std::size_t k = 0; k < n.outputs.size(); ++k) {
                 const value_id v = n.outputs[k];
                 if (v == no_value || located_[v]) continue;
+                if (part_of_[v] != no_value) {  // a joined Concat's input: its bytes inside the output's buffer
+                    const value_id whole = part_of_[v];
+                    if (buffer_of_[whole] == unused) {  // the first of its inputs to be computed
+                        buffer_of_[whole] = new_buffer(p, join_last[whole], align_up(bytes_of(whole), EMBER_ALIGNMENT));
+                        buffer_last.push_back(buffers.back().last_step);
+                        located_[whole] = true;
+                    }
+                    buffer_of_[v] = buffer_of_[whole];
+                    located_[v] = true;
+                    continue;
+                }
                 const std::uint32_t last = last_use_[v] == unused ? p : last_use_[v];
                 const std::size_t bytes = align_up(bytes_of(v), EMBER_ALIGNMENT);
                 std::uint32_t b = unused;
@@ -610,8 +625,16 @@ private:
                     n.inputs[0] != no_value) {
                     const value_id in = n.inputs[0];
                     const std::uint32_t ib = buffer_of_[in];
-                    if (ib != unused && last_use_[in] == p && buffer_last[ib] == p && bytes_of(v) == bytes_of(in) && buffers[ib].bytes >= bytes)
+                    // in place over in's own bytes (part of a joined buffer or the whole of one),
+                    // when nothing else in its buffer is read later, nor by this node
+                    bool alone = true;
+                    for (std::size_t i = 1; i < n.inputs.size(); ++i)
+                        alone = alone && (n.inputs[i] == in || n.inputs[i] == no_value || buffer_of_[n.inputs[i]] != ib);
+                    if (ib != unused && alone && last_use_[in] == p && buffer_last[ib] == p && bytes_of(v) == bytes_of(in) &&
+                        buffers[ib].bytes >= bytes) {
                         b = ib;
+                        part_offset_[v] = part_offset_[in];
+                    }
                 }
                 if (b == unused) {
                     b = new_buffer(p, last, bytes);
@@ -638,7 +661,7 @@ private:
         for (std::size_t k = 0; k < inputs.size(); ++k) inputs[k].arena_offset = offsets[slot_buffer[k]];
         for (std::size_t j = 0; j < outputs.size(); ++j) outputs[j].arena_offset = offsets[slot_buffer[inputs.size() + j]];
         for (std::size_t v = 0; v < nv; ++v)
-            if (buffer_of_[v] != unused) loc_[v] = operand{arena_region, offsets[buffer_of_[v]]};
+            if (buffer_of_[v] != unused) loc_[v] = operand{arena_region, offsets[buffer_of_[v]] + part_offset_[v]};
         workspace_.assign(g().nodes.size(), operand{});
         for (std::size_t i = 0; i < g().nodes.size(); ++i)
             if (workspace_buffer[i] != unused) workspace_[i] = operand{arena_region, offsets[workspace_buffer[i]]};
@@ -656,9 +679,61 @@ private:
             for (value_id v : g().nodes[index].outputs)
                 if (v != no_value && buffer_of_[v] != unused)
                     placements.push_back(value_placement{v, loc_[v], bytes_of(v), p, last_use_[v] == unused ? p : last_use_[v], buffer_of_[v],
-                                                         loc_[v].offset});
+                                                         loc_[v].offset, part_of_[v]});
         }
         return status::ok;
+    }
+
+    // Concats computed in place ("joined"): where every dimension before a Concat's axis is 1,
+    // each input is one contiguous run of the output's bytes, so the nodes that compute the inputs
+    // can write them straight there and the Concat has nothing left to do (SqueezeNet's fire
+    // modules copied a twentieth of the model's time). A Concat joins when its output is an
+    // intermediate (not a graph output) and each input is computed by a scheduled node, is no
+    // graph output, joins no other Concat, is not itself a joined output, appears once, and starts
+    // on an EMBER_ALIGNMENT boundary (as every buffer does: a kernel may round its writes up to
+    // it). Marks those Concats joined, sets part_of_ and part_offset_ of their inputs, and returns
+    // per value the last use of a joined output's buffer: the latest of its own and its inputs'.
+    std::vector<std::uint32_t> plan_joins() {
+        const std::size_t nv = g().values.size();
+        part_of_.assign(nv, no_value);
+        part_offset_.assign(nv, 0);
+        std::vector<std::uint32_t> last(nv, 0);
+        if (!options_.reuse_memory) return last;
+        std::vector<bool> whole(nv, false);
+        for (std::uint32_t index : order_) {
+            node_record& rec = records_[index];
+            const node& n = g().nodes[index];
+            if (rec.folded || !has_flag(rec.entry->flags, op_flags::concatenates) || n.outputs.size() != 1 || n.outputs[0] == no_value) continue;
+            const value_id out = n.outputs[0];
+            const attribute* axis_attr = n.find_attribute("axis");
+            std::size_t axis = 0;
+            if (located_[out] || !axis_attr || !normalize_axis(axis_attr->i, values_[out].dims.rank(), axis)) continue;
+            bool ok = true;
+            for (std::size_t d = 0; d < axis; ++d) ok = ok && values_[out].dims[d] == 1;
+            std::size_t offset = 0;
+            std::uint32_t end = last_use_[out] == 0xffffffffu ? rec.position : std::max(rec.position, last_use_[out]);
+            for (std::size_t i = 0; ok && i < n.inputs.size(); ++i) {
+                const value_id in = n.inputs[i];
+                ok = in != no_value && g().values[in].kind == value_kind::node_output && !values_[in].constant && !located_[in] &&
+                     part_of_[in] == no_value && !whole[in] && offset % EMBER_ALIGNMENT == 0;
+                for (std::size_t j = 0; ok && j < i; ++j) ok = n.inputs[j] != in;
+                if (ok) {
+                    offset += bytes_of(in);
+                    end = std::max(end, last_use_[in]);
+                }
+            }
+            if (!ok || offset != bytes_of(out)) continue;
+            offset = 0;
+            for (value_id in : n.inputs) {
+                part_of_[in] = out;
+                part_offset_[in] = offset;
+                offset += bytes_of(in);
+            }
+            rec.joined = true;
+            whole[out] = true;
+            last[out] = end;
+        }
+        return last;
     }
 
     std::size_t bytes_of(value_id v) const noexcept {
@@ -702,7 +777,7 @@ private:
         std::vector<operand> ins, outs;
         for (std::uint32_t index : order_) {
             const node_record& rec = records_[index];
-            if (rec.folded) continue;
+            if (rec.folded || rec.joined) continue;
             const node& n = g().nodes[index];
             set_node(index);
             ins.clear();
@@ -764,6 +839,8 @@ private:
     std::vector<operand> loc_;
     std::vector<bool> located_;
     std::vector<std::uint32_t> buffer_of_;
+    std::vector<value_id> part_of_;         // per value: the joined Concat output it is computed into, or no_value
+    std::vector<std::size_t> part_offset_;  // per value: where its bytes start in its buffer
     std::vector<operand> workspace_;
     std::vector<output_copy> copies_;
     std::uint32_t end_position_ = 0;

@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 // Concat (ONNX opset 4+), any dtype: joins its inputs along `axis` (required; negative from
 // opset 11). Every input has the output's dtype and rank and the same dimensions except on the
-// axis; inputs with zero length on the axis are allowed and contribute nothing.
+// axis; inputs with zero length on the axis are allowed and contribute nothing. Where every
+// dimension before the axis is 1 (a channel Concat of one image), compile() usually has the inputs
+// computed straight into the output and binds no step (op_flags::concatenates, plan_joins() in
+// compile/compile.hpp); the kernel below runs for the rest.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -16,7 +20,7 @@ namespace ops {
 
 struct concat {
     static constexpr std::string_view onnx_name = "Concat";
-    static constexpr op_flags flags = op_flags::none;
+    static constexpr op_flags flags = op_flags::concatenates;
 
     struct attributes {
         std::int64_t axis = 0;
@@ -64,13 +68,20 @@ struct concat {
         return status::ok;
     }
 
-    // The definition, one input at a time: input k's rows go to their columns of the output rows.
+    // The definition, one input at a time: input k's rows go to their columns of the output rows,
+    // each row in pieces of up to piece_bytes so that a few long rows (a channel Concat of one
+    // image) split over the threads too.
+    static constexpr std::size_t piece_bytes = std::size_t{64} << 10;
     static void place(const args& g, std::size_t k, const std::byte* x, std::byte* y, const executor* ex) noexcept {
         const std::size_t block = g.block_bytes[k];
         if (block == 0 || g.outer == 0) return;
         std::byte* dst = y + g.offsets[k];
-        parallel_for(ex, g.outer, [&](std::size_t begin, std::size_t end) {
-            for (std::size_t o = begin; o < end; ++o) std::memcpy(dst + o * g.row_bytes, x + o * block, block);
+        const std::size_t pieces = (block + piece_bytes - 1) / piece_bytes;
+        parallel_for(ex, g.outer * pieces, [&](std::size_t begin, std::size_t end) {
+            for (std::size_t i = begin; i < end; ++i) {
+                const std::size_t o = i / pieces, at = i % pieces * piece_bytes;
+                std::memcpy(dst + o * g.row_bytes + at, x + o * block + at, std::min(piece_bytes, block - at));
+            }
         });
     }
     /// All inputs at once: xs[k] is input k.

@@ -44,6 +44,9 @@ enum class op_flags : std::uint32_t {
     in_place = 1u << 1,     ///< output 0 may share input 0's memory when shapes and sizes match
     epilogue = 1u << 2,     ///< can be fused into a GEMM/conv epilogue (issue 4)
     no_fold = 1u << 3,      ///< never evaluated at compile time even with constant inputs
+    concatenates = 1u << 4, ///< output 0 is the inputs end to end along attribute "axis" (Concat): where every
+                            ///< dimension before the axis is 1, the planner may compute the inputs in place
+                            ///< and run no step
 };
 constexpr op_flags operator|(op_flags a, op_flags b) noexcept {
     return static_cast<op_flags>(static_cast<std::uint32_t>(a) | static_cast<std::uint32_t>(b));

@@ -38,6 +38,9 @@ struct value_placement {
     std::uint32_t last_step = 0;
     std::uint32_t buffer = 0;        ///< arena buffer id: values sharing one are an in-place chain
     std::size_t arena_offset = 0;    ///< where the bytes are in the arena (io slots: their default)
+    /// The joined Concat output whose bytes this value is computed into (its buffer's), or
+    /// 0xffffffff: such values share their buffer with the output and with each other, side by side.
+    std::uint32_t part_of = 0xffffffffu;
 };
 
 namespace detail {

@@ -88,6 +88,19 @@ void fill_floats(float* dst, float v, std::int64_t n) noexcept {
     for (std::int64_t j = 0; j < n; ++j) dst[j] = v;
 }
 
+/// Whether gather_floats is one instruction on Arch (elsewhere it is W scalar loads, and a
+/// plain scalar loop is as fast).
+template <class Arch>
+constexpr bool native_gather() noexcept {
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f>) return true;
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+    if constexpr (std::is_same_v<Arch, xsimd::fma3<xsimd::avx2>>) return true;
+#endif
+    return false;
+}
+
 /// Lane t = src[offsets[t]]: vgatherdps on AVX-512 and AVX2 (xsimd 8.1's gather inserts lane by
 /// lane there), W scalar loads elsewhere.
 template <class Arch>

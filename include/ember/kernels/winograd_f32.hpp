@@ -37,6 +37,7 @@
 #include "ember/kernels/activation.hpp"
 #include "ember/kernels/copy.hpp"
 #include "ember/kernels/gemm_f32.hpp"
+#include "ember/kernels/unroll.hpp"
 #include "ember/runtime/executor.hpp"
 
 EMBER_NAMESPACE_BEGIN
@@ -193,11 +194,47 @@ void transform_input(const float* d, std::int64_t ds, std::int64_t ts, std::int6
     }
 }
 
+// Where output column x of a tile row's row r comes from in o (16 rows of ts, from the tile
+// range's first tile): o[(4 r + x % 4) * ts + x / 4]. Gather offsets, worked out once per call of
+// the output step: `row` for any run of one row (loaded from x on), and `block` for the whole
+// tile row (its up to four rows are one contiguous run of the plane) where it has at most
+// block_max values.
+template <class Arch>
+struct output_offsets {
+    static constexpr std::int64_t block_max = 256, row_max = 1024;
+    alignas(64) std::int32_t row[row_max];
+    alignas(64) std::int32_t block[block_max];
+    std::int64_t row_len = 0, block_len = 0;  // 0: not used (too wide, or no gather on Arch)
+
+    output_offsets(std::int64_t out_w, std::int64_t ts) noexcept {
+        if (!native_gather<Arch>()) return;
+        if (out_w <= row_max) {
+            row_len = out_w;
+            for (std::int64_t x = 0; x < out_w; ++x) row[x] = static_cast<std::int32_t>(x % 4 * ts + x / 4);
+        }
+        if (4 * out_w <= block_max) {
+            block_len = 4 * out_w;
+            for (std::int64_t i = 0; i < block_len; ++i) block[i] = static_cast<std::int32_t>(i / out_w * 4 * ts + row[i % out_w]);
+        }
+    }
+};
+
+// dst[0, n) = src[offsets[0, n)], a vector of W at a time, the last one overlapping (n >= W).
+template <class Arch>
+EMBER_DETAIL_INLINE inline void gather_run(const float* src, const std::int32_t* offsets, std::int64_t n, float* dst) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    using I = xsimd::batch<std::int32_t, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    std::int64_t x = 0;
+    for (; x + W <= n; x += W) gather_floats<Arch>(src, I::load_unaligned(offsets + x)).store_unaligned(dst + x);
+    if (x < n) gather_floats<Arch>(src, I::load_unaligned(offsets + n - W)).store_unaligned(dst + n - W);
+}
+
 // Output channel k, tiles t0 <= t < t1: its 36 rows of M (m + xi * m_stride, from column t0;
 // ts columns, a whole number of vectors) to the output plane, plus bias; o: 16 rows of ts.
 template <class Arch>
 void transform_output(const winograd_f32_problem& p, const float* m, std::int64_t m_stride, float bias, std::int64_t tiles_w,
-                      std::int64_t t0, std::int64_t t1, std::int64_t ts, float* o, float* plane) noexcept {
+                      std::int64_t t0, std::int64_t t1, std::int64_t ts, const output_offsets<Arch>& at, float* o, float* plane) noexcept {
     using B = xsimd::batch<float, Arch>;
     constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
     const B vbias(bias);
@@ -215,26 +252,27 @@ void transform_output(const winograd_f32_problem& p, const float* m, std::int64_
             for (int s = 0; s < 4; ++s) (out[s] + vbias).store_unaligned(o + (r * 4 + s) * ts + t);
         }
     }
-    // each output row interleaves four rows of o: whole tiles first, then a cut last one
-    const std::int64_t full_w = p.out_w / 4;
+    // Each output row interleaves four rows of o (output_offsets). Where the CPU gathers, a vector
+    // of W columns is one gather: four scalar loads and stores per tile were most of this
+    // function's time (SqueezeNet's and ResNet's Winograd layers); a whole tile row of a narrow
+    // plane (14x14: four rows of 14) is one run. Runs narrower than a vector go one by one.
     for (std::int64_t ti = t0 / tiles_w; ti <= (t1 - 1) / tiles_w; ++ti) {
         const std::int64_t first = ti * tiles_w;
         const std::int64_t a = (t0 > first ? t0 : first) - first, b = (t1 < first + tiles_w ? t1 : first + tiles_w) - first;
-        const std::int64_t b_full = b < full_w ? b : full_w;
-        for (std::int64_t r = 0; r < 4 && 4 * ti + r < p.out_h; ++r) {
-            const float* o0 = o + (r * 4) * ts + first - t0;
-            const float* o1 = o0 + ts;
-            const float* o2 = o1 + ts;
-            const float* o3 = o2 + ts;
-            float* out = plane + (4 * ti + r) * p.out_w;
-            for (std::int64_t tj = a; tj < b_full; ++tj) {
-                out[4 * tj] = o0[tj];
-                out[4 * tj + 1] = o1[tj];
-                out[4 * tj + 2] = o2[tj];
-                out[4 * tj + 3] = o3[tj];
+        const std::int64_t x_begin = 4 * a, x_end = 4 * b < p.out_w ? 4 * b : p.out_w;
+        const std::int64_t rows = p.out_h - 4 * ti < 4 ? p.out_h - 4 * ti : 4;
+        const float* src = o + first - t0;
+        float* out = plane + 4 * ti * p.out_w;
+        if (at.block_len != 0 && x_begin == 0 && x_end == p.out_w && rows * p.out_w >= W) {
+            gather_run<Arch>(src, at.block, rows * p.out_w, out);
+            continue;
+        }
+        for (std::int64_t r = 0; r < rows; ++r, src += 4 * ts, out += p.out_w) {
+            if (at.row_len != 0 && x_end - x_begin >= W) {
+                gather_run<Arch>(src, at.row + x_begin, x_end - x_begin, out + x_begin);
+                continue;
             }
-            for (std::int64_t tj = a > b_full ? a : b_full; tj < b; ++tj)
-                for (std::int64_t q = 0; q < 4 && 4 * tj + q < p.out_w; ++q) out[4 * tj + q] = o0[q * ts + tj];
+            for (std::int64_t x = x_begin; x < x_end; ++x) out[x] = src[x % 4 * ts + x / 4];
         }
     }
 }
@@ -291,8 +329,9 @@ void winograd_f32(const winograd_f32_problem& p, float* workspace, std::int64_t 
         }
     };
     auto output = [&](std::int64_t k0, std::int64_t k1, std::int64_t t0, std::int64_t t1, std::int64_t ts_s, float* o) noexcept {
+        const wd::output_offsets<Arch> at(p.out_w, ts_s);
         for (std::int64_t k = k0; k < k1; ++k)
-            wd::transform_output<Arch>(p, m + k * ts + t0, m_stride, p.post.bias ? p.post.bias[k] : 0.0f, tiles_w, t0, t1, ts_s, o,
+            wd::transform_output<Arch>(p, m + k * ts + t0, m_stride, p.post.bias ? p.post.bias[k] : 0.0f, tiles_w, t0, t1, ts_s, at, o,
                                        p.y + k * p.out_h * p.out_w);
     };
     if (panels >= slots) {

@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// Depthwise convolution (one filter per channel, NCHW) and max pooling over xsimd, with the conv epilogue
+// Depthwise convolution (one filter per channel, NCHW) over xsimd, with the conv epilogue
 // act(y + bias + residual). Planes (image, channel) are split over the executor; each is summed in
-// a fixed order, so the bits do not depend on the thread count.
+// a fixed order, so the bits do not depend on the thread count. Max pooling has its own separable
+// kernel (kernels/maxpool_f32.hpp), which falls back to this file's row path (Max = true); the
+// padded path's Max branch is no longer called.
 //
 // The padded path (the one that runs whenever its workspace is given): each plane is first copied
 // into a padded buffer (zeros, or -inf for max pooling) split into stride_h x stride_w phase
@@ -368,14 +370,6 @@ inline std::int64_t dwconv_workspace_floats(const dwconv_f32_problem& p) noexcep
 template <class Arch>
 void dwconv_f32(const dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept {
     visit_activation(p.act, [&](auto act) { dwconv_detail::run_planes<Arch, false>(p, workspace, slots, ex, act); });
-}
-
-/// Max pooling, 2-D NCHW, over the same geometry (w, bias, residual and act unused; channels = 1
-/// is fine) and the same workspace. Matches MaxPool's reference except for NaN (xsimd's max does
-/// not propagate it).
-template <class Arch>
-void maxpool_f32(const dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept {
-    dwconv_detail::run_planes<Arch, true>(p, workspace, slots, ex, identity_fn{});
 }
 
 } // namespace kernels

@@ -9,6 +9,7 @@
 
 #include "ember/kernels/activation.hpp"
 #include "ember/kernels/gemm_f32.hpp"
+#include "ember/kernels/maxpool_f32.hpp"
 #include "ember/ops/op_support.hpp"
 #include "ember/ops/window.hpp"
 
@@ -79,9 +80,14 @@ inline kernels::dwconv_f32_problem plane_geometry(const window_geometry& G, std:
     return d;
 }
 
-/// Workspace bytes of the plane kernels' padded path (dwconv_f32, maxpool_f32) on every slot.
+/// Workspace bytes of the depthwise kernel's padded path (dwconv_f32) on every slot.
 inline std::size_t plane_workspace(const kernel_context& k, const kernels::dwconv_f32_problem& d) noexcept {
     return static_cast<std::size_t>(kernels::dwconv_workspace_floats(d)) * sizeof(float) * k.slots;
+}
+
+/// Workspace bytes of the max-pooling kernel's separable path (maxpool_f32) on every slot.
+inline std::size_t maxpool_plane_workspace(const kernel_context& k, const kernels::dwconv_f32_problem& d) noexcept {
+    return static_cast<std::size_t>(kernels::maxpool_workspace_floats(d)) * sizeof(float) * k.slots;
 }
 
 inline kernels::gemm_epilogue resolve_epilogue(const fast_epilogue& e, const run_context& ctx, std::int64_t ld_residual,

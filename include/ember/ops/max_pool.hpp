@@ -123,7 +123,7 @@ struct max_pool {
         reference<T>(g, ctx.at<const T>(g.x), ctx.at<T>(g.y), g.has_indices ? ctx.at<std::int64_t>(g.indices) : nullptr, ctx.exec);
     }
 
-    // The fast path (kernels/dwconv_f32.hpp): float32, 1 or 2 spatial dims, no Indices output.
+    // The fast path (kernels/maxpool_f32.hpp): float32, 1 or 2 spatial dims, no Indices output.
     struct fast_args {
         const simd::kernel_table* table = nullptr;
         operand x, y;
@@ -139,7 +139,7 @@ struct max_pool {
     static std::size_t workspace_bytes(const attributes& a, const infer_context& ctx) {
         args g;
         if (plan(a, const_cast<infer_context&>(ctx), g) != status::ok || !fast_path(g, ctx)) return 0;
-        return plane_workspace(*ctx.kernels(), plane_geometry(g.geo, g.planes, 1));
+        return maxpool_plane_workspace(*ctx.kernels(), plane_geometry(g.geo, g.planes, 1));
     }
 
     static void fast_kernel(const void* p, const run_context& ctx) noexcept {

@@ -22,6 +22,7 @@
 #include "ember/kernels/elementwise_f32.hpp"
 #include "ember/kernels/gemm_f32.hpp"
 #include "ember/kernels/gemm_u8s8.hpp"
+#include "ember/kernels/maxpool_f32.hpp"
 #include "ember/kernels/winograd_f32.hpp"
 #include "ember/simd/kernel_table.hpp"
 

@@ -25,6 +25,7 @@
 #include "ember/kernels/elementwise_f32.hpp"
 #include "ember/kernels/gemm_f32.hpp"
 #include "ember/kernels/gemm_u8s8.hpp"
+#include "ember/kernels/maxpool_f32.hpp"
 #include "ember/kernels/winograd_f32.hpp"
 #include "ember/simd/arch.hpp"
 
@@ -39,7 +40,7 @@ struct kernel_table {
     void (*pack_gemm_a)(const kernels::strided_matrix& a, std::int64_t m, std::int64_t k, float* dst) noexcept = nullptr;
     void (*pack_gemm_b)(const kernels::strided_matrix& b, std::int64_t k, std::int64_t n, float* dst) noexcept = nullptr;
     void (*gemm_f32)(const kernels::gemm_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
-    // depthwise convolution (kernels/dwconv_f32.hpp)
+    // depthwise convolution (kernels/dwconv_f32.hpp) and max pooling (kernels/maxpool_f32.hpp)
     void (*dwconv_f32)(const kernels::dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
     void (*maxpool_f32)(const kernels::dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
     void (*dwconv_u8)(const kernels::dwconv_u8_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;

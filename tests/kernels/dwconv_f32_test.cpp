@@ -82,7 +82,9 @@ std::vector<float> run(const ember::simd::kernel_table& t, dwconv_f32_problem p,
     // only, and the kernel promises to need no more than a float's
     const std::int64_t slot_floats = max ? ember::kernels::maxpool_workspace_floats(p) : ember::kernels::dwconv_workspace_floats(p);
     const std::int64_t skew = max && slot_floats > 0 ? 1 : 0;
-    aligned_floats ws(static_cast<std::size_t>(slot_floats * slots + skew));
+    // stale NaNs, as an arena's workspace holds whatever a step before left: every padding float
+    // the kernel reads must be written by it
+    aligned_floats ws(static_cast<std::size_t>(slot_floats * slots + skew), std::numeric_limits<float>::quiet_NaN());
     float* workspace = padded && !ws.empty() ? ws.data() + skew : nullptr;
     (max ? t.maxpool_f32 : t.dwconv_f32)(p, workspace, slots, ex);
     return y;

@@ -14,9 +14,13 @@
 #include <xsimd/xsimd.hpp>
 
 #include "ember/config.hpp"
+#include "ember/kernels/unroll.hpp"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
+#endif
+#if defined(__aarch64__)
+#include <arm_neon.h>
 #endif
 
 EMBER_NAMESPACE_BEGIN
@@ -80,6 +84,53 @@ void take_evens(const float* src, float* dst, std::int64_t begin, std::int64_t e
         xsimd::swizzle(B::load_unaligned(src + 2 * j + W), order).store_unaligned(dst + j + W / 2);
     }
     for (; j < end; ++j) dst[j] = src[2 * j];
+}
+
+/// The even- and odd-indexed floats of src[0, 2W), each as one vector: two loads and two
+/// two-source shuffles (vpermt2ps on AVX-512, shufps + vpermpd on AVX2, shufps on SSE, uzp on
+/// NEON); lane by lane on other archs.
+template <class Arch>
+EMBER_DETAIL_INLINE inline void deinterleave_floats(const float* src, xsimd::batch<float, Arch>& evens, xsimd::batch<float, Arch>& odds) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    constexpr std::size_t W = B::size;
+    const B lo = B::load_unaligned(src), hi = B::load_unaligned(src + W);
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f>) {
+        const __m512i even_index = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+        evens = _mm512_permutex2var_ps(lo, even_index, hi);
+        odds = _mm512_permutex2var_ps(lo, _mm512_add_epi32(even_index, _mm512_set1_epi32(1)), hi);
+        return;
+    }
+#endif
+#if defined(__AVX2__) && defined(__FMA__)
+    if constexpr (std::is_same_v<Arch, xsimd::fma3<xsimd::avx2>>) {
+        // within each 128-bit half: [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6]; then the middle 64-bit pairs swap
+        evens = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xd8));
+        odds = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xdd)), 0xd8));
+        return;
+    }
+#endif
+#if defined(__SSE2__)
+    if constexpr (std::is_same_v<Arch, xsimd::sse2>) {
+        evens = _mm_shuffle_ps(lo, hi, 0x88);
+        odds = _mm_shuffle_ps(lo, hi, 0xdd);
+        return;
+    }
+#endif
+#if defined(__aarch64__)
+    if constexpr (std::is_same_v<Arch, xsimd::neon64>) {
+        evens = vuzp1q_f32(lo, hi);
+        odds = vuzp2q_f32(lo, hi);
+        return;
+    }
+#endif
+    alignas(64) float e[W], o[W];
+    for (std::size_t l = 0; l < W; ++l) {
+        e[l] = src[2 * l];
+        o[l] = src[2 * l + 1];
+    }
+    evens = B::load_aligned(e);
+    odds = B::load_aligned(o);
 }
 
 /// dst[0, n) = v.

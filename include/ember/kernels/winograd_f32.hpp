@@ -207,7 +207,9 @@ struct output_offsets {
     std::int64_t row_len = 0, block_len = 0;  // 0: not used (too wide, or no gather on Arch)
 
     output_offsets(std::int64_t out_w, std::int64_t ts) noexcept {
-        if (!native_gather<Arch>()) return;
+        // AVX-512 only: on AVX2 the gathers gave wrong results under QEMU 7.2 (Debian 12's, which
+        // runs our AVX2 tests in CI) though right on the hardware, and its 8-lane gathers gain less
+        if (!native_gather<Arch>() || xsimd::batch<float, Arch>::size < 16) return;
         if (out_w <= row_max) {
             row_len = out_w;
             for (std::int64_t x = 0; x < out_w; ++x) row[x] = static_cast<std::int32_t>(x % 4 * ts + x / 4);
@@ -225,9 +227,11 @@ EMBER_DETAIL_INLINE inline void gather_run(const float* src, const std::int32_t*
     using B = xsimd::batch<float, Arch>;
     using I = xsimd::batch<std::int32_t, Arch>;
     constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
-    std::int64_t x = 0;
-    for (; x + W <= n; x += W) gather_floats<Arch>(src, I::load_unaligned(offsets + x)).store_unaligned(dst + x);
-    if (x < n) gather_floats<Arch>(src, I::load_unaligned(offsets + n - W)).store_unaligned(dst + n - W);
+    for (std::int64_t x = 0;; x += W) {
+        const std::int64_t at = x + W < n ? x : n - W;
+        gather_floats<Arch>(src, I::load_unaligned(offsets + at)).store_unaligned(dst + at);
+        if (at == n - W) return;
+    }
 }
 
 // Output channel k, tiles t0 <= t < t1: its 36 rows of M (m + xi * m_stride, from column t0;
@@ -252,7 +256,7 @@ void transform_output(const winograd_f32_problem& p, const float* m, std::int64_
             for (int s = 0; s < 4; ++s) (out[s] + vbias).store_unaligned(o + (r * 4 + s) * ts + t);
         }
     }
-    // Each output row interleaves four rows of o (output_offsets). Where the CPU gathers, a vector
+    // Each output row interleaves four rows of o (output_offsets). On AVX-512, a vector
     // of W columns is one gather: four scalar loads and stores per tile were most of this
     // function's time (SqueezeNet's and ResNet's Winograd layers); a whole tile row of a narrow
     // plane (14x14: four rows of 14) is one run. Runs narrower than a vector go one by one.

@@ -94,43 +94,44 @@ EMBER_DETAIL_INLINE inline void deinterleave_floats(const float* src, xsimd::bat
     using B = xsimd::batch<float, Arch>;
     constexpr std::size_t W = B::size;
     const B lo = B::load_unaligned(src), hi = B::load_unaligned(src + W);
+    // one if-constexpr chain, so that no branch leaves unreachable code behind it (nvcc rejects that)
 #if defined(__AVX512F__)
     if constexpr (std::is_same_v<Arch, xsimd::avx512f>) {
         const __m512i even_index = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
         evens = _mm512_permutex2var_ps(lo, even_index, hi);
         odds = _mm512_permutex2var_ps(lo, _mm512_add_epi32(even_index, _mm512_set1_epi32(1)), hi);
-        return;
-    }
+    } else
 #endif
 #if defined(__AVX2__) && defined(__FMA__)
     if constexpr (std::is_same_v<Arch, xsimd::fma3<xsimd::avx2>>) {
         // within each 128-bit half: [lo0 lo2 hi0 hi2 | lo4 lo6 hi4 hi6]; then the middle 64-bit pairs swap
         evens = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0x88)), 0xd8));
         odds = _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(_mm256_shuffle_ps(lo, hi, 0xdd)), 0xd8));
-        return;
-    }
+    } else
 #endif
 #if defined(__SSE2__)
     if constexpr (std::is_same_v<Arch, xsimd::sse2>) {
         evens = _mm_shuffle_ps(lo, hi, 0x88);
         odds = _mm_shuffle_ps(lo, hi, 0xdd);
-        return;
-    }
+    } else
 #endif
 #if defined(__aarch64__)
     if constexpr (std::is_same_v<Arch, xsimd::neon64>) {
         evens = vuzp1q_f32(lo, hi);
         odds = vuzp2q_f32(lo, hi);
-        return;
-    }
+    } else
 #endif
-    alignas(64) float e[W], o[W];
-    for (std::size_t l = 0; l < W; ++l) {
-        e[l] = src[2 * l];
-        o[l] = src[2 * l + 1];
+    {
+        alignas(64) float both[2 * W], e[W], o[W];
+        lo.store_aligned(both);
+        hi.store_aligned(both + W);
+        for (std::size_t l = 0; l < W; ++l) {
+            e[l] = both[2 * l];
+            o[l] = both[2 * l + 1];
+        }
+        evens = B::load_aligned(e);
+        odds = B::load_aligned(o);
     }
-    evens = B::load_aligned(e);
-    odds = B::load_aligned(o);
 }
 
 /// dst[0, n) = v.

@@ -183,8 +183,8 @@ inline padded_layout layout_of(const dwconv_f32_problem& p) noexcept {
 }
 
 // Fills phase plane (a, b) of plane x: element (i, j) = x[a + i*sh - pad_h][b + j*sw - pad_w],
-// or pad outside. The rows are filled in order, each left to right: what a vector step writes
-// past a row's values (take_evens) is overwritten by the row's right padding or by the next row.
+// or pad outside, for stride_w other than 2 (fill_phase_pair fills both phases of stride 2). The
+// rows are filled in order, each left to right.
 // The slack after the last row is read only for the extra outputs past out_h * wq, which are
 // dropped: it is written (so that nothing reads uninitialised memory) on the slot's first plane
 // only (`first`). Later planes of the same geometry find the padding in place: with stride_w 1
@@ -214,9 +214,7 @@ void fill_phase(const dwconv_f32_problem& p, const padded_layout& l, const float
         for (std::int64_t j = 0; j < j0; ++j) row[j] = pad;
         if (p.stride_w == 1)
             copy_floats<Arch>(src + j0, row + j0, end - j0);
-        else if (p.stride_w == 2)
-            take_evens<Arch>(src, row, j0, end);
-        else
+        else  // stride 2 goes through fill_phase_pair
             for (std::int64_t j = j0; j < end; ++j) row[j] = src[j * p.stride_w];
         for (std::int64_t j = end; j < l.wq; ++j) row[j] = pad;
     }

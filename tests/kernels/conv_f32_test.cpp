@@ -202,6 +202,7 @@ std::vector<float> run_winograd_case(const winograd_case& wc, const winograd_run
     ember::compile_options options;
     options.isa = how.isa;
     options.winograd = how.winograd;
+    options.direct_conv = false;  // some of these shapes run as the direct kernel otherwise
     const ember::tensor xt = ember::test::random_f32({wc.n, wc.c, wc.h, wc.w}, seed);
     return finish_and_run(std::move(b), y, options, how.threads, xt, wc.residual_relu ? &rt : nullptr).y;
 }
@@ -252,6 +253,7 @@ struct narrow_run {
     std::string isa;
     bool transposed = true;
     std::size_t threads = 1;
+    bool direct = false;  // compile_options::direct_conv
 };
 
 conv_run run_narrow_case(const narrow_case& nc, const narrow_run& how, std::uint32_t seed) {
@@ -270,6 +272,7 @@ conv_run run_narrow_case(const narrow_case& nc, const narrow_run& how, std::uint
     ember::compile_options options;
     options.isa = how.isa;
     options.transposed_gemm = how.transposed;
+    options.direct_conv = how.direct;
     const ember::tensor xt = ember::test::random_f32({nc.n, nc.c, nc.h, nc.w}, seed);
     const ember::tensor rt = ember::test::random_f32({nc.n, nc.m, oh, ow}, seed + 3);
     return finish_and_run(std::move(b), y, options, how.threads, xt, nc.residual_relu ? &rt : nullptr);
@@ -311,5 +314,37 @@ TEST_CASE("conv: the transposed GEMM of narrow outputs matches the reference and
             seed += 10;
         }
         CHECK(transposed_cases >= 5);
+    }
+}
+
+// Convolutions that run as the direct kernel (ops/conv.hpp use_direct, kernels/conv_direct_f32.hpp):
+// 3-channel stems (7x7 and 3x3 at stride 2, with and without padding), 3x3 layers of 16 channels
+// at 55x55 and of 48 at 13x13 (taken over Winograd), a 3x3 stride-2 layer of 64 channels, batch 2,
+// bias, and a residual and Relu fused in. Each must match the reference kernel, give the same
+// bits on 1, 2 and 3 threads, and take the path (its workspace makes the arena differ from
+// compile_options::direct_conv = false). The packed GEMM sums depths up to 256 in the same order
+// (one depth block), so the stems give its bits.
+TEST_CASE("conv: the direct kernel matches the reference, for any thread count") {
+    const narrow_case cases[] = {
+        {1, 3, 46, 46, 64, 7, 2, 3, 1, false}, {2, 3, 35, 33, 32, 3, 2, 0, 1, true}, {1, 3, 28, 28, 24, 3, 2, 1, 1, false},
+        {1, 16, 55, 55, 64, 3, 1, 1, 1, true}, {1, 48, 13, 13, 40, 3, 1, 1, 1, false}, {1, 64, 28, 28, 24, 3, 2, 1, 1, true},
+    };
+    for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
+        const std::string isa(t->name);
+        CAPTURE(isa);
+        std::uint32_t seed = 301;
+        for (const narrow_case& nc : cases) {
+            CAPTURE(seed);
+            const conv_run expected = run_narrow_case(nc, {"reference"}, seed);
+            const conv_run actual = run_narrow_case(nc, {isa, true, 1, true}, seed);
+            const conv_run packed = run_narrow_case(nc, {isa, true, 1, false}, seed);
+            CHECK(actual.arena_bytes != packed.arena_bytes);
+            const float tol = 2e-5f * std::sqrt(static_cast<float>(nc.c * nc.k * nc.k));
+            ember::test::check_close(actual.y, expected.y, tol, tol);
+            if (nc.stride > 1 && nc.c * nc.k * nc.k <= 256) CHECK(actual.y == packed.y);  // (stride 1 is Winograd's there)
+            CHECK(run_narrow_case(nc, {isa, true, 2, true}, seed).y == actual.y);
+            CHECK(run_narrow_case(nc, {isa, true, 3, true}, seed).y == actual.y);
+            seed += 10;
+        }
     }
 }

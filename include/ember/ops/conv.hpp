@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "ember/kernels/conv_direct_f32.hpp"
 #include "ember/kernels/winograd_f32.hpp"
 #include "ember/ops/fast_gemm.hpp"
 #include "ember/ops/op_support.hpp"
@@ -120,6 +121,8 @@ struct conv {
         bool winograd = false;  // 3x3, stride 1: kernels/winograd_f32.hpp, packed_w holds the 36 transformed matrices
         kernels::winograd_f32_problem winograd_geometry;
         bool transposed = false;  // the GEMM swapped (use_transposed): packed_w holds W^T packed as a B operand
+        bool direct = false;      // kernels/conv_direct_f32.hpp (use_direct): packed_w holds its weight panels
+        kernels::conv_direct_f32_problem direct_geometry;
     };
 
     /// Whether the fast path runs a convolution of geometry g (from plan()): float32 with 1 or 2
@@ -139,8 +142,14 @@ struct conv {
             if (f->depthwise) f->depthwise_geometry = plane_geometry(G, g.batch * g.group, g.group);
             f->pointwise = set_conv_window(G, f->src);
             f->slots = static_cast<std::int64_t>(k->slots);
-            f->winograd = use_winograd(g, ctx, *k);
-            f->transposed = !f->winograd && !f->depthwise && use_transposed(g, ctx, *k);
+            if (!f->depthwise) {
+                f->direct_geometry.channels = g.in_channels;
+                f->direct_geometry.out_channels = g.out_channels;
+                f->direct_geometry.window = plane_geometry(G, 1, 1);
+            }
+            f->direct = !f->depthwise && use_direct(g, ctx, *k, f->direct_geometry);
+            f->winograd = !f->direct && use_winograd(g, ctx, *k);
+            f->transposed = !f->winograd && !f->direct && !f->depthwise && use_transposed(g, ctx, *k);
             if (f->winograd) {
                 kernels::winograd_f32_problem& w = f->winograd_geometry;
                 w.channels = g.in_channels;
@@ -177,6 +186,30 @@ struct conv {
         return floats <= (std::int64_t{32} << 20) / static_cast<std::int64_t>(sizeof(float));
     }
 
+    /// Whether a convolution runs as the direct kernel (kernels/conv_direct_f32.hpp): the GEMM with
+    /// its B vectors loaded straight from a padded copy of the input, no im2col packing, the whole
+    /// depth summed in registers. One group, constant weights, a window the depthwise layout holds
+    /// (up to 8x8, strides up to 4), not 1x1 (its im2col is the input itself, or one tap of it), a
+    /// workspace under 32 MiB, and a depth (channels * taps) of at most 640: the B rows a tile
+    /// reads then stay in L1 (ResNet's 14x14 and 7x7 layers, 1152 to 4608 deep, ran 1.1-1.2x
+    /// slower than the packed GEMM). Among those it is taken where Winograd is not, and over
+    /// Winograd where the transforms dominate (16 input channels or fewer) or its 4x4 tiles cover
+    /// the output poorly (under 70%: SqueezeNet's 13x13 layers, 66%). Measured per layer on
+    /// resnet18 and squeezenet1_1 (1 thread): stems 0.71x and 0.82x the packed GEMM's time,
+    /// ResNet's 3x3 stride-2 64-channel layer 0.85x, SqueezeNet's 3x3 layers of 16 and 48 channels
+    /// 0.84-0.90x Winograd's; the 32-channel 27x27 one was 1.11x Winograd's and stays there.
+    /// compile_options::direct_conv (or EMBER_DIRECT_CONV=0) turns it off.
+    static bool use_direct(const args& g, const infer_context& ctx, const kernel_context& k, const kernels::conv_direct_f32_problem& d) noexcept {
+        const window_geometry& G = g.geo;
+        if (!k.direct_conv || g.group != 1 || ctx.input_constant(1) == nullptr || G.out[1] < 1 || G.out[2] < 1) return false;
+        if (G.kernel[1] * G.kernel[2] == 1 || g.in_channels * G.kernel[1] * G.kernel[2] > 640) return false;
+        const std::int64_t floats = k.table->conv_direct_workspace_floats(d);
+        if (floats == 0 || floats > (std::int64_t{32} << 20) / static_cast<std::int64_t>(sizeof(float))) return false;
+        if (!use_winograd(g, ctx, k)) return true;
+        const std::int64_t covered = kernels::winograd_tiles(G.out[1], G.out[2]) * 16;
+        return g.in_channels <= 16 || 10 * G.out[1] * G.out[2] < 7 * covered;
+    }
+
     /// Whether the GEMM runs swapped, Y^T [OH*OW, M] = im2col^T * W^T, the output channels across
     /// the vector lanes: when the work, padded to whole NR-wide tiles, falls by more than a ninth
     /// that way round (ResNet's 14x14 and 7x7 layers: 196 and 49 positions fill 224 and 64 columns
@@ -203,6 +236,7 @@ struct conv {
         fast_args f;
         if (!fast_plan(g, ctx, &f)) return 0;
         if (f.depthwise) return plane_workspace(*ctx.kernels(), f.depthwise_geometry);
+        if (f.direct) return static_cast<std::size_t>(ctx.kernels()->table->conv_direct_workspace_floats(f.direct_geometry)) * sizeof(float);
         if (f.winograd) {
             const kernels::winograd_f32_problem& w = f.winograd_geometry;
             return static_cast<std::size_t>(
@@ -245,6 +279,21 @@ struct conv {
             w.post = post;
             if (post.residual) w.post.residual = post.residual + n * out_image;
             f.table->winograd_f32(w, ctx.at<float>(f.workspace), f.slots, ctx.exec);
+        }
+    }
+
+    static void direct_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        kernels::conv_direct_f32_problem d = f.direct_geometry;
+        d.packed_w = f.packed_w;
+        const std::int64_t in_image = d.channels * d.window.in_h * d.window.in_w, out_image = d.out_channels * d.window.out_h * d.window.out_w;
+        const kernels::gemm_epilogue post = resolve_epilogue(f.post, ctx, 0, 0);
+        for (std::int64_t n = 0; n < f.batch; ++n) {
+            d.x = ctx.at<const float>(f.x) + n * in_image;
+            d.y = ctx.at<float>(f.y) + n * out_image;
+            d.post = post;
+            if (post.residual) d.post.residual = post.residual + n * out_image;
+            f.table->conv_direct_f32(d, ctx.at<float>(f.workspace), f.slots, ctx.exec);
         }
     }
 
@@ -364,6 +413,15 @@ struct conv {
             return status::ok;
         }
         const std::int64_t depth = f.in_channels * f.src.kh * f.src.kw;
+        if (f.direct) {
+            float* packed = ctx.packed_buffer(static_cast<std::size_t>(kernels::packed_a_floats(f.out_per_group, depth)));
+            if (!packed) return status::out_of_memory;
+            ctx.kernels()->table->pack_conv_direct_weights(w, f.out_per_group, depth, packed);
+            f.packed_w = packed;
+            ctx.emit(&direct_kernel, f);
+            bound = true;
+            return status::ok;
+        }
         if (f.transposed) {
             // W^T [depth, M]: W's rows are its columns
             const kernel_context& k = *ctx.kernels();

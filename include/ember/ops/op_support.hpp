@@ -184,6 +184,7 @@ struct kernel_context {
     std::size_t slots = 1;
     bool winograd = true;  ///< compile_options::winograd
     bool transposed_gemm = true;  ///< compile_options::transposed_gemm
+    bool direct_conv = true;  ///< compile_options::direct_conv
     std::vector<aligned_buffer>* packed = nullptr;  ///< owned by the plan
     allocator alloc = default_allocator();
 };

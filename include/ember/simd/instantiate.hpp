@@ -13,10 +13,14 @@
 
 #if defined(EMBER_INSTANTIATE_ARCH) && defined(__GNUC__) && !defined(__clang__)
 // GCC 12's own avx512fintrin.h trips -Wmaybe-uninitialized (its _mm512_undefined_* idiom) once
-// inlined into the kernels; the translation unit holds nothing but the kernels.
+// inlined into the kernels, and -Wuninitialized where an activation's exp (xsimd's nearbyint,
+// to_int and shifts) is compiled out of line (the direct convolution's epilogue); the translation
+// unit holds nothing but the kernels.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #endif
 
+#include "ember/kernels/conv_direct_f32.hpp"
 #include "ember/kernels/dwconv_f32.hpp"
 #include "ember/kernels/dwconv_u8.hpp"
 #include "ember/kernels/elementwise_f32.hpp"
@@ -57,6 +61,9 @@ const kernel_table& kernel_table_for() noexcept {
         &kernels::dwconv_u8<Arch>,
         &kernels::winograd_workspace_floats<Arch>,
         &kernels::winograd_f32<Arch>,
+        &kernels::conv_direct_workspace_floats<Arch>,
+        &kernels::pack_conv_direct_weights<Arch>,
+        &kernels::conv_direct_f32<Arch>,
         &kernels::binary_row_f32<Arch>,
         &kernels::activation_f32<Arch>,
         &kernels::row_mean_f32<Arch>,

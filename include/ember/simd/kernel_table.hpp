@@ -20,6 +20,7 @@
 
 #include "ember/config.hpp"
 #include "ember/core/span.hpp"
+#include "ember/kernels/conv_direct_f32.hpp"
 #include "ember/kernels/dwconv_f32.hpp"
 #include "ember/kernels/dwconv_u8.hpp"
 #include "ember/kernels/elementwise_f32.hpp"
@@ -48,6 +49,10 @@ struct kernel_table {
     std::int64_t (*winograd_workspace_floats)(std::int64_t channels, std::int64_t out_channels, std::int64_t out_h, std::int64_t out_w,
                                               std::int64_t slots) noexcept = nullptr;
     void (*winograd_f32)(const kernels::winograd_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
+    // direct convolution (kernels/conv_direct_f32.hpp)
+    std::int64_t (*conv_direct_workspace_floats)(const kernels::conv_direct_f32_problem& p) noexcept = nullptr;
+    void (*pack_conv_direct_weights)(const float* w, std::int64_t m, std::int64_t depth, float* dst) noexcept = nullptr;
+    void (*conv_direct_f32)(const kernels::conv_direct_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept = nullptr;
     // element-wise, reductions, softmax (kernels/elementwise_f32.hpp)
     void (*binary_row_f32)(kernels::binary_kind op, const float* a, std::int64_t sa, const float* b, std::int64_t sb, float* y,
                            std::int64_t n) noexcept = nullptr;

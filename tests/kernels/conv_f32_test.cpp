@@ -212,7 +212,8 @@ std::vector<float> run_winograd_case(const winograd_case& wc, const winograd_run
 // Shapes that take the Winograd path on every table (ops/conv.hpp use_winograd: 3x3, stride 1,
 // enough channels and tiles): outputs that are not whole 4x4 tiles, padding 0 to 2, batch 2,
 // more input channels than one GEMM depth block (KC = 256: two blocks of the packed V), the fused
-// residual and activation. The Winograd path's sums round differently from the direct ones, so
+// residual and activation; few column panels a slot (the steps split in turn) and many (whole
+// panels a slot). The Winograd path's sums round differently from the direct ones, so
 // its results must differ from compile_options::winograd = false in some bits (which proves the
 // path ran) while staying within a tolerance of the reference; they must be the same bits on
 // 1, 2 and 3 threads.
@@ -220,6 +221,7 @@ TEST_CASE("conv: Winograd F(4x4, 3x3) on every kernel table matches the referenc
     const winograd_case cases[] = {
         {1, 16, 17, 17, 24, 1, true, false}, {2, 8, 20, 13, 8, 1, true, false},   {1, 32, 30, 30, 16, 0, false, false},
         {1, 9, 26, 31, 10, 2, true, true},   {1, 300, 22, 22, 40, 1, true, false}, {1, 64, 28, 28, 64, 1, true, true},
+        {1, 8, 66, 66, 8, 1, true, true},  // 289 tiles: 10 or more column panels, whole panels a slot on 2 and 3 threads
     };
     std::uint32_t seed = 101;
     for (const winograd_case& wc : cases) {

@@ -338,10 +338,13 @@ void winograd_f32(const winograd_f32_problem& p, float* workspace, std::int64_t 
             wd::transform_output<Arch>(p, m + k * ts + t0, m_stride, p.post.bias ? p.post.bias[k] : 0.0f, tiles_w, t0, t1, ts_s, at, o,
                                        p.y + k * p.out_h * p.out_w);
     };
-    if (panels >= slots) {
+    if (slots == 1 || panels >= 4 * slots) {
         // each slot takes whole column panels through all three steps: its V and M stay in its
         // own cache, and one wake-up does it all (one slot: all of them). Its V is a packed
-        // (C x ts_s) matrix of its own at column t0.
+        // (C x ts_s) matrix of its own at column t0. Not with fewer than 4 panels a slot: whole
+        // panels split unevenly (a 27x27 output's 49 tiles are panels of 32 and 17 on 2 slots,
+        // a 55x55's 196 are 128 and 68), and the steps in turn, split evenly, were 0.69-0.88x
+        // the time on SqueezeNet's 27x27 and ResNet's 28x28 layers at 2 threads.
         over_slots([&](std::int64_t slot) noexcept {
             std::int64_t p0, p1;
             wd::share(panels, slots, slot, p0, p1);
@@ -353,8 +356,8 @@ void winograd_f32(const winograd_f32_problem& p, float* workspace, std::int64_t 
             output(0, K, t0, t1, ts_s, d);
         });
     } else {
-        // fewer panels than slots (a 14x14 output is 16 tiles): the steps in turn, split by input
-        // channel, by GEMM, by output channel
+        // few panels a slot (a 14x14 output is 16 tiles, one panel): the steps in turn, split by
+        // input channel, by GEMM, by output channel
         over_slots([&](std::int64_t slot) noexcept {
             std::int64_t c0, c1;
             wd::share(C, slots, slot, c0, c1);

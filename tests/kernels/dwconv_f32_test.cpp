@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
 // The plane kernels (depthwise convolution, kernels/dwconv_f32.hpp, and max pooling,
 // kernels/maxpool_f32.hpp) of every kernel table this CPU runs against a plain double-precision
-// loop: the workspace paths (padded, separable) and the row path (no workspace), strides 1 to 3,
-// dilation, asymmetric and ceil-mode padding, rows narrower than a vector, kernels wider than the
-// input; bias, residual and activation in the epilogue; and the same bits for any number of work
-// slots and threads.
+// loop: the workspace paths (padded, masked, separable) and the row path (no workspace), strides
+// 1 to 3, dilation, asymmetric and ceil-mode padding, rows narrower than a vector, kernels wider
+// than the input; bias, residual and activation in the epilogue; and the same bits for any number
+// of work slots and threads.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -103,6 +103,16 @@ const plane_case cases[] = {
     {2, 2, 3, 3, 7, 7, 1, 1, 3, 3, 3, 3, 1, 1},        // kernel wider than the input
     {1, 1, 1, 40, 1, 3, 1, 1, 0, 1, 0, 1, 1, 1},       // 1-D
     {2, 2, 9, 9, 9, 9, 1, 1, 4, 4, 4, 4, 1, 1},        // 81 taps: past the padded path's limit
+    // the masked path (stride 1, output rows as wide as the input's, up to 28 x 28 outputs)
+    {74, 37, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},      // batch 2 x 37 channels (no multiple of a vector), 7x7
+    {40, 20, 14, 14, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},    // EfficientNet's 5x5 over 14x14
+    {21, 7, 7, 7, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1},       // 5x5 over 7x7: taps two rows into the planes around
+    {6, 3, 4, 4, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},        // 16 outputs: one vector of the widest arch
+    {5, 5, 9, 9, 3, 3, 1, 1, 2, 2, 2, 2, 2, 2},        // dilation 2
+    {3, 3, 8, 8, 3, 3, 1, 1, 0, 1, 0, 1, 1, 1},        // no padding in height: fewer output rows than input rows
+    {3, 3, 11, 13, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},      // 143 outputs: the last vector overlaps the one before
+    {4, 4, 28, 28, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1},      // 28x28 (masked with mask registers only)
+    {3, 3, 5, 6, 2, 4, 1, 1, 0, 1, 0, 2, 1, 1},        // even window, asymmetric padding
 };
 
 } // namespace
@@ -237,6 +247,34 @@ TEST_CASE("dwconv_f32: the same bits for any number of work slots and threads") 
         CHECK(run(*t, p, false, in, true, true, false, 1, &ex3) == run(*t, p, false, in, true, true, false, 1, nullptr));
         const std::vector<float> pooled = run(*t, base, true, in, false, false, true, 1, nullptr);
         CHECK(run(*t, base, true, in, false, false, true, 3, &ex3) == pooled);
+    }
+}
+
+TEST_CASE("dwconv_f32: the masked path gives the same bits for any number of work slots and threads") {
+    // batch 3 x 37 channels of 7x7 (3x3) and 14x14 (5x5): uneven shares, and on the archs without
+    // mask registers the first and last planes on the padded path, in the first and last slots
+    ember::thread_pool pool2(2), pool3(3);
+    const ember::executor ex2 = pool2.as_executor(), ex3 = pool3.as_executor();
+    for (const plane_case& pc : {plane_case{111, 37, 7, 7, 3, 3, 1, 1, 1, 1, 1, 1, 1, 1}, plane_case{111, 37, 14, 14, 5, 5, 1, 1, 2, 2, 2, 2, 1, 1}}) {
+        dwconv_f32_problem p = plane_geometry(pc);
+        const operands in = make_operands(p, 13);
+        p.act = {activation::clip, 0.0f, 6.0f};
+        for (bool res : {false, true}) {
+            const std::vector<float> expected = reference(p, false, in.x, in.w, in.bias.data(), res ? in.res.data() : nullptr, p.act);
+            for (const ember::simd::kernel_table* t : ember::simd::available_kernel_tables()) {
+                CAPTURE(t->name);
+                CAPTURE(pc.in_w);
+                CAPTURE(res);
+                const std::vector<float> one = run(*t, p, false, in, true, res, true, 1, nullptr);
+                const float tol = 2e-6f * static_cast<float>(p.kh * p.kw);
+                ember::test::check_close(one, expected, tol, tol);
+                CHECK(run(*t, p, false, in, true, res, true, 2, &ex2) == one);
+                CHECK(run(*t, p, false, in, true, res, true, 3, &ex3) == one);
+                CHECK(run(*t, p, false, in, true, res, true, 5, &ex2) == one);
+                CHECK(run(*t, p, false, in, true, res, true, 7, &ex3) == one);
+                CHECK(run(*t, p, false, in, true, res, true, 200, &ex3) == one);  // more slots than planes
+            }
+        }
     }
 }
 

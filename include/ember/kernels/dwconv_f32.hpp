@@ -13,13 +13,18 @@
 // (wq), the whole plane is one 1-D convolution over the flattened index oh * wq + ow: every
 // output, borders, narrow 7x7 rows and strided windows included, is a full vector lane with
 // contiguous loads. The wq - out_w extra columns per row are computed and dropped when the result
-// is copied out. The row path (no workspace, or a plane too large for it): the columns whose
+// is copied out. The masked path (below, in the padded path's workspace): stride 1 over small
+// planes whose output rows are as wide as the input's, summed straight from the input with the
+// border taps masked off; it replaces the padded path there, whose per-plane copies cost more
+// than the sums. The row path (no workspace, or a plane too large for it): the columns whose
 // whole window lies inside the input run as vectors, the few at the borders as scalars.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <limits>
+#include <type_traits>
 
 #include <xsimd/xsimd.hpp>
 
@@ -398,6 +403,214 @@ void padded_plane(const dwconv_f32_problem& p, const padded_layout& l, std::int6
     if (res) residual_activation<Arch>(y, res, p.out_h * p.out_w, act);
 }
 
+// The masked path: stride 1 and output rows as wide as the input's ("same" padding in width:
+// MobileNet's and EfficientNet's stride-1 depthwise layers). Output o = oh * out_w + ow's tap
+// (r, q) is then x[o + off] with one offset per tap, off = (r*dh - pad_h) * in_w + q*dw - pad_w,
+// when the tap is inside the input, so the plane is one 1-D convolution over the unpadded input:
+// no copy in, no copy out, the output stored where it belongs. A tap outside the input reads 0
+// through a mask per (vector, tap), built once per call: the taps of a border row or column
+// point at the plane's other edge, at the plane before or after, or past the tensor; AVX-512
+// loads through a mask register (the masked-off lanes read nothing, so every plane takes the
+// path), the other archs load the whole vector and AND it with a mask of W floats (every byte
+// read must then be inside the tensor: the planes whose reads reach past either end take the
+// padded path, which are the first and last plane or two). A plane of 7 x 7 outputs is 4
+// vectors x 9 taps of loads and FMAs and 4 stores, where the padded path spent most of its
+// ~250 cycles filling the phase planes (rows of 7 floats: two overlapping 4-float moves each,
+// which the sums' 16-float loads then wait for, no store forwarding them) and copying the rows
+// out. MobileNetV2's 3x3 layers at 1 thread, AVX-512: 7 x 7 x 960 80 -> 31 us, 14 x 14 x 576
+// 100 -> 56, 14 x 14 x 384 67 -> 40, 28 x 28 x 192 ~95 -> 84. It does not split channels across
+// the lanes (NCHWc): a plane's vectors are its own outputs, the gather and transpose of 16
+// planes in and out are not needed, and a plane keeps its summation order whatever the split.
+constexpr std::int64_t masked_max_taps = 25;  // kernels up to 5x5
+// The planes that take it, by output size. With mask registers up to 28 x 28 (3x3, 1 thread:
+// 192 planes of 28 x 28 98 -> 80 us; 144 of 56 x 56 no faster, 275 us either way); with the
+// mask vectors up to 14 x 14 (AVX2, the same: 28 x 28 107 -> 102, 56 x 56 309 -> 400 us; SSE
+// 28 x 28 138 -> 146): there the masks are a load and an AND per FMA, and the table outgrows L1.
+constexpr std::int64_t masked_max_outputs_k = 28 * 28;
+constexpr std::int64_t masked_max_outputs_v = 14 * 14;
+
+/// Whether Arch loads through mask registers (the masked-off lanes read nothing).
+template <class Arch>
+constexpr bool mask_registers() noexcept {
+#if defined(__AVX512F__)
+    return std::is_same_v<Arch, xsimd::avx512f>;
+#else
+    return false;
+#endif
+}
+
+/// The masked path's geometry for vectors of W floats (vectors = 0: it does not apply). The
+/// vectors start at 0, W, 2W, ... and the last at n - W, overlapping the one before (whose
+/// overlapping outputs it computes again to the same bits): no partial vector, no tail.
+struct masked_layout {
+    std::int64_t n = 0, vectors = 0, taps = 0;
+    std::int64_t read_lo = 0, read_hi = 0;  // a plane's whole-vector loads read its floats [read_lo, read_hi)
+    std::int64_t offset[masked_max_taps] = {};
+};
+
+inline masked_layout masked_layout_of(const dwconv_f32_problem& p, std::int64_t W, std::int64_t max_outputs) noexcept {
+    masked_layout l;
+    const std::int64_t n = p.out_h * p.out_w;
+    if (p.stride_h != 1 || p.stride_w != 1 || p.out_w != p.in_w || p.kh * p.kw > masked_max_taps || n < W || n > max_outputs) return l;
+    l.n = n;
+    l.vectors = (n + W - 1) / W;
+    l.taps = p.kh * p.kw;
+    std::int64_t lo = 0, hi = 0;
+    for (std::int64_t r = 0; r < p.kh; ++r)
+        for (std::int64_t q = 0; q < p.kw; ++q) {
+            const std::int64_t off = (r * p.dil_h - p.pad_h) * p.in_w + q * p.dil_w - p.pad_w;
+            l.offset[r * p.kw + q] = off;
+            lo = off < lo ? off : lo;
+            hi = off > hi ? off : hi;
+        }
+    l.read_lo = lo;
+    l.read_hi = n + hi;
+    return l;
+}
+
+/// Floats of one (vector, tap) entry of the mask table on Arch: a 16-bit mask, or W floats.
+template <class Arch>
+constexpr std::int64_t mask_entry_floats() noexcept {
+    return mask_registers<Arch>() ? 1 : static_cast<std::int64_t>(xsimd::batch<float, Arch>::size);
+}
+
+/// The largest plane (outputs) that takes the masked path on Arch.
+template <class Arch>
+constexpr std::int64_t masked_max_outputs() noexcept {
+    return mask_registers<Arch>() ? masked_max_outputs_k : masked_max_outputs_v;
+}
+
+/// Floats of the masked path's mask table, for any arch: ceil(n / W) vectors x taps entries of W
+/// floats (at most (n + 15) x taps), or of one float with mask registers (16 lanes).
+inline std::int64_t masked_table_floats(const dwconv_f32_problem& p) noexcept {
+    const masked_layout l = masked_layout_of(p, 1, masked_max_outputs_k);
+    if (l.vectors == 0) return 0;
+    const std::int64_t vectors16 = (l.n + 15) / 16;
+    return l.n <= masked_max_outputs_v ? (vectors16 + 1) * 16 * l.taps : (vectors16 * l.taps + 15) / 16 * 16;
+}
+
+// The mask table: entry (v, t) says which lanes of vector v's tap t lie inside the input.
+template <class Arch>
+void build_masks(const dwconv_f32_problem& p, const masked_layout& l, float* table) noexcept {
+    constexpr std::int64_t W = static_cast<std::int64_t>(xsimd::batch<float, Arch>::size);
+    for (std::int64_t v = 0; v < l.vectors; ++v) {
+        const std::int64_t start = v * W + W <= l.n ? v * W : l.n - W;
+        // each lane's output row and column, stepped from the vector's first (one division a
+        // vector: the table is built on every call, and a division a lane and tap was a few
+        // microseconds of a 14 x 14 layer's 40)
+        std::int64_t lane_h[W], lane_w[W];
+        for (std::int64_t lane = 0, oh = start / p.out_w, ow = start % p.out_w; lane < W; ++lane) {
+            lane_h[lane] = oh;
+            lane_w[lane] = ow;
+            if (++ow == p.out_w) {
+                ow = 0;
+                ++oh;
+            }
+        }
+        for (std::int64_t r = 0; r < p.kh; ++r)
+            for (std::int64_t q = 0; q < p.kw; ++q) {
+                float* entry = table + (v * l.taps + r * p.kw + q) * mask_entry_floats<Arch>();
+                std::uint32_t bits = 0;
+                for (std::int64_t lane = 0; lane < W; ++lane) {
+                    const std::int64_t ih = lane_h[lane] + r * p.dil_h - p.pad_h, iw = lane_w[lane] + q * p.dil_w - p.pad_w;
+                    const bool inside = ih >= 0 && ih < p.in_h && iw >= 0 && iw < p.in_w;
+                    if constexpr (mask_registers<Arch>()) {
+                        bits |= static_cast<std::uint32_t>(inside) << lane;
+                    } else {
+                        const std::uint32_t all = inside ? ~std::uint32_t{0} : 0;
+                        std::memcpy(entry + lane, &all, sizeof all);
+                    }
+                }
+                if constexpr (mask_registers<Arch>()) std::memcpy(entry, &bits, sizeof bits);
+            }
+    }
+}
+
+// x[0, W) where entry's lanes are set, 0 elsewhere. The 16-bit mask goes from memory straight
+// into a mask register (kmovw k, m16: a load; through a general register it took a shuffle-port
+// uop beside each FMA).
+template <class Arch>
+EMBER_DETAIL_INLINE inline xsimd::batch<float, Arch> masked_load(const float* x, const float* entry) noexcept {
+    using B = xsimd::batch<float, Arch>;
+#if defined(__AVX512F__)
+    if constexpr (std::is_same_v<Arch, xsimd::avx512f>) {
+        return _mm512_maskz_loadu_ps(_load_mask16(reinterpret_cast<__mmask16*>(const_cast<float*>(entry))), x);
+    } else
+#endif
+    {
+        return B::load_unaligned(x) & B::load_unaligned(entry);
+    }
+}
+
+// U vectors of a plane on the masked path, at x + start + u * W (u < U; the last vector of a
+// plane whose size is no multiple of W comes alone, at n - W) with their masks from entries on:
+// the sum over the taps (Taps of them, or l.taps when Taps is 0) from the bias, each vector in
+// two chains (even and odd taps) when the taps are known, then act(sum + residual) stored. The
+// addresses are a tap's pointer plus a constant, the masks at constant offsets from entries.
+template <class Arch, std::size_t Taps, std::size_t U, class Act>
+EMBER_DETAIL_INLINE inline void masked_vectors(const masked_layout& l, const float* entries, const float* x, const float* wt, float bias,
+                                               const float* res, float* y, std::int64_t start, const Act& act) noexcept {
+    using B = xsimd::batch<float, Arch>;
+    constexpr std::int64_t W = static_cast<std::int64_t>(B::size);
+    constexpr std::int64_t E = mask_entry_floats<Arch>();
+    B even[U], odd[U];
+    static_for<U>([&](auto u) EMBER_DETAIL_INLINE {
+        even[u] = B(bias);
+        odd[u] = B(0.0f);
+    });
+    const float* const xs = x + start;
+    if constexpr (Taps != 0) {
+        static_for<Taps>([&](auto t) EMBER_DETAIL_INLINE {
+            const B w(wt[t]);
+            const float* const at = xs + l.offset[t];
+            B* acc = t % 2 == 0 ? even : odd;
+            static_for<U>([&](auto u) EMBER_DETAIL_INLINE {
+                const float* entry = entries + (static_cast<std::int64_t>(u) * static_cast<std::int64_t>(Taps) + static_cast<std::int64_t>(t)) * E;
+                acc[u] = xsimd::fma(masked_load<Arch>(at + static_cast<std::int64_t>(u) * W, entry), w, acc[u]);
+            });
+        });
+    } else {
+        for (std::int64_t t = 0; t < l.taps; ++t) {
+            const B w(wt[t]);
+            const float* const at = xs + l.offset[t];
+            static_for<U>([&](auto u) EMBER_DETAIL_INLINE {
+                const float* entry = entries + (static_cast<std::int64_t>(u) * l.taps + t) * E;
+                even[u] = xsimd::fma(masked_load<Arch>(at + static_cast<std::int64_t>(u) * W, entry), w, even[u]);
+            });
+        }
+    }
+    static_for<U>([&](auto u) EMBER_DETAIL_INLINE {
+        const std::int64_t o = start + static_cast<std::int64_t>(u) * W;
+        B s = Taps != 0 ? even[u] + odd[u] : even[u];
+        if (res) s += B::load_unaligned(res + o);
+        act(s).store_unaligned(y + o);
+    });
+}
+
+// One plane on the masked path.
+template <class Arch, std::size_t Taps, class Act>
+void masked_plane(const dwconv_f32_problem& p, const masked_layout& l, const float* table, std::int64_t index, const Act& act) noexcept {
+    constexpr std::int64_t W = static_cast<std::int64_t>(xsimd::batch<float, Arch>::size);
+    constexpr std::int64_t E = mask_entry_floats<Arch>();
+    const std::int64_t c = index % p.channels;
+    const float* x = p.x + index * p.in_h * p.in_w;
+    const float* w = p.w + c * l.taps;
+    const float bias = p.bias ? p.bias[c] : 0.0f;
+    const float* res = p.residual ? p.residual + index * l.n : nullptr;
+    float* y = p.y + index * l.n;
+    const std::int64_t full = l.n / W;  // whole vectors from 0; then one at n - W if n is no multiple of W
+    const std::int64_t entry_floats = l.taps * E;  // a vector's masks
+    std::int64_t v = 0;
+    for (; v + 4 <= full; v += 4) masked_vectors<Arch, Taps, 4>(l, table + v * entry_floats, x, w, bias, res, y, v * W, act);
+    switch (full - v) {
+    case 3: masked_vectors<Arch, Taps, 3>(l, table + v * entry_floats, x, w, bias, res, y, v * W, act); break;
+    case 2: masked_vectors<Arch, Taps, 2>(l, table + v * entry_floats, x, w, bias, res, y, v * W, act); break;
+    case 1: masked_vectors<Arch, Taps, 1>(l, table + v * entry_floats, x, w, bias, res, y, v * W, act); break;
+    default: break;
+    }
+    if (full < l.vectors) masked_vectors<Arch, Taps, 1>(l, table + full * entry_floats, x, w, bias, res, y, l.n - W, act);
+}
+
 template <class Arch, bool Max, class Act>
 void run_planes(const dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex, const Act& act) noexcept {
     const padded_layout l = workspace ? layout_of(p) : padded_layout{};
@@ -409,22 +622,58 @@ void run_planes(const dwconv_f32_problem& p, float* workspace, std::int64_t slot
     }
     if (slots > p.planes) slots = p.planes;
     if (slots < 1) slots = 1;
+    constexpr std::int64_t W = static_cast<std::int64_t>(xsimd::batch<float, Arch>::size);
+    const masked_layout m = Max ? masked_layout{} : masked_layout_of(p, W, masked_max_outputs<Arch>());
+    if (m.vectors == 0) {
+        auto run_slot = [&](std::int64_t s) noexcept {
+            float* ws = workspace + s * l.slot_floats;
+            const std::int64_t begin = p.planes * s / slots, end = p.planes * (s + 1) / slots;
+            for (std::int64_t i = begin; i < end; ++i) padded_plane<Arch, Max>(p, l, i, ws, i == begin, act);
+        };
+        for_each_slot(ex, slots, run_slot);
+        return;
+    }
+    // the mask table first (shared by the slots), then each slot's padded workspace for the planes
+    // whose loads would leave the tensor (none with mask registers)
+    float* const table = workspace;
+    float* const padded = workspace + masked_table_floats(p);
+    build_masks<Arch>(p, m, table);
+    const std::int64_t plane_in = p.in_h * p.in_w;
+    std::int64_t safe_begin = 0, safe_end = p.planes;  // the planes whose loads stay inside the tensor
+    if constexpr (!mask_registers<Arch>()) {
+        safe_begin = m.read_lo < 0 ? (-m.read_lo + plane_in - 1) / plane_in : 0;
+        const std::int64_t past = m.read_hi - plane_in;  // floats read past the plane's end
+        safe_end = past > 0 ? p.planes - (past + plane_in - 1) / plane_in : p.planes;
+    }
     auto run_slot = [&](std::int64_t s) noexcept {
-        float* ws = workspace + s * l.slot_floats;
+        float* ws = padded + s * l.slot_floats;
         const std::int64_t begin = p.planes * s / slots, end = p.planes * (s + 1) / slots;
-        for (std::int64_t i = begin; i < end; ++i) padded_plane<Arch, Max>(p, l, i, ws, i == begin, act);
+        bool first = true;
+        for (std::int64_t i = begin; i < end; ++i) {
+            if (i >= safe_begin && i < safe_end) {
+                if (m.taps == 9) masked_plane<Arch, 9>(p, m, table, i, act);
+                else if (m.taps == 25) masked_plane<Arch, 25>(p, m, table, i, act);
+                else masked_plane<Arch, 0>(p, m, table, i, act);
+            } else {
+                padded_plane<Arch, Max>(p, l, i, ws, first, act);
+                first = false;
+            }
+        }
     };
     for_each_slot(ex, slots, run_slot);
 }
 
 } // namespace dwconv_detail
 
-/// Floats of workspace one slot needs for the padded path of p (0: p takes the row path, and the
-/// kernels need no workspace).
-inline std::int64_t dwconv_workspace_floats(const dwconv_f32_problem& p) noexcept { return dwconv_detail::layout_of(p).slot_floats; }
+/// Floats of workspace one slot needs for the padded path of p and the masked path's mask table
+/// (0: p takes the row path, and the kernels need no workspace).
+inline std::int64_t dwconv_workspace_floats(const dwconv_f32_problem& p) noexcept {
+    const std::int64_t padded = dwconv_detail::layout_of(p).slot_floats;
+    return padded == 0 ? 0 : padded + dwconv_detail::masked_table_floats(p);
+}
 
 /// Depthwise convolution on up to `slots` workers of ex. workspace: null, or slots *
-/// dwconv_workspace_floats(p) floats, 64-byte aligned (the padded path).
+/// dwconv_workspace_floats(p) floats, 64-byte aligned (the padded and masked paths).
 template <class Arch>
 void dwconv_f32(const dwconv_f32_problem& p, float* workspace, std::int64_t slots, const executor* ex) noexcept {
     visit_activation(p.act, [&](auto act) { dwconv_detail::run_planes<Arch, false>(p, workspace, slots, ex, act); });

@@ -267,34 +267,33 @@ struct conv {
         f.table->dwconv_f32(d, ctx.at<float>(f.workspace), f.slots, ctx.exec);
     }
 
-    static void winograd_kernel(const void* p, const run_context& ctx) noexcept {
-        const auto& f = *static_cast<const fast_args*>(p);
-        kernels::winograd_f32_problem w = f.winograd_geometry;
-        w.packed_u = f.packed_w;
-        const std::int64_t in_image = w.channels * w.in_h * w.in_w, out_image = w.out_channels * w.out_h * w.out_w;
-        const kernels::gemm_epilogue post = resolve_epilogue(f.post, ctx, 0, 0);
-        for (std::int64_t n = 0; n < f.batch; ++n) {
-            w.x = ctx.at<const float>(f.x) + n * in_image;
-            w.y = ctx.at<float>(f.y) + n * out_image;
-            w.post = post;
-            if (post.residual) w.post.residual = post.residual + n * out_image;
-            f.table->winograd_f32(w, ctx.at<float>(f.workspace), f.slots, ctx.exec);
-        }
-    }
-
-    static void direct_kernel(const void* p, const run_context& ctx) noexcept {
-        const auto& f = *static_cast<const fast_args*>(p);
-        kernels::conv_direct_f32_problem d = f.direct_geometry;
-        d.packed_w = f.packed_w;
-        const std::int64_t in_image = d.channels * d.window.in_h * d.window.in_w, out_image = d.out_channels * d.window.out_h * d.window.out_w;
+    // Runs a per-image kernel (Winograd's, the direct one) over the batch: problem d (geometry
+    // and packed weights set) with its x, y, epilogue and residual moved to each image in turn.
+    template <class Problem, class Run>
+    static void over_images(const fast_args& f, const run_context& ctx, Problem d, std::int64_t in_image, std::int64_t out_image, Run run) noexcept {
         const kernels::gemm_epilogue post = resolve_epilogue(f.post, ctx, 0, 0);
         for (std::int64_t n = 0; n < f.batch; ++n) {
             d.x = ctx.at<const float>(f.x) + n * in_image;
             d.y = ctx.at<float>(f.y) + n * out_image;
             d.post = post;
             if (post.residual) d.post.residual = post.residual + n * out_image;
-            f.table->conv_direct_f32(d, ctx.at<float>(f.workspace), f.slots, ctx.exec);
+            run(d, ctx.at<float>(f.workspace), f.slots, ctx.exec);
         }
+    }
+
+    static void winograd_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        kernels::winograd_f32_problem w = f.winograd_geometry;
+        w.packed_u = f.packed_w;
+        over_images(f, ctx, w, w.channels * w.in_h * w.in_w, w.out_channels * w.out_h * w.out_w, f.table->winograd_f32);
+    }
+
+    static void direct_kernel(const void* p, const run_context& ctx) noexcept {
+        const auto& f = *static_cast<const fast_args*>(p);
+        kernels::conv_direct_f32_problem d = f.direct_geometry;
+        d.packed_w = f.packed_w;
+        over_images(f, ctx, d, d.channels * d.window.in_h * d.window.in_w, d.out_channels * d.window.out_h * d.window.out_w,
+                    f.table->conv_direct_f32);
     }
 
     /// The 36 transformed weight matrices U_xi = (G g G^T)[xi] of Winograd F(4x4, 3x3), each

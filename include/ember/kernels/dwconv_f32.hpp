@@ -229,9 +229,9 @@ void fill_phase(const dwconv_f32_problem& p, const padded_layout& l, const float
 
 // fill_phase for both column phases of row phase a when stride_w is 2 (dst0: b = 0, dst1: b = 1):
 // each input row is read once and split into its even and odd columns by deinterleave_floats, a
-// vector of each per two loads, where fill_phase reads it twice through take_evens, whose stores
-// are half wasted and whose tail is scalar (the two took MobileNetV2's stride-2 depthwise layers
-// to 2-3x the time of stride-1 layers of the same output). Same contents as fill_phase. Nothing
+// vector of each per two loads, where fill_phase read it twice through take_evens, whose stores
+// were half wasted and whose tail scalar (the two took MobileNetV2's stride-2 depthwise layers to
+// 2-3x the time of stride-1 layers of the same output). Same contents as fill_phase. Nothing
 // is written past a row's values, so the padding (columns, rows and the slack) is written on the
 // slot's first plane only.
 template <class Arch>
